@@ -1,0 +1,273 @@
+"""The template reader: a deterministic, offline reader of tally sheets from OCR blocks — NO LLM.
+
+Used when no LLM is configured, and as a baseline. It knows the sheet's content (the 38 party
+rows and the three totals), not its geometry: it works on words, straightens a slightly rotated
+scan using the line polygons, groups words into visual rows by vertical overlap, and on each row
+splits the words into label runs (anything that is not a number) each followed by a value run
+(digits and Spanish digit words). A label run is matched to a party name (exact, then fuzzy with
+rapidfuzz); the value run gives the votes in digits and in words. So it works whether digits come
+before or after the words, with one or two columns of candidates, and whether OCR gives a row as
+one line or several. Answers are what is PRINTED, with proofs in the shape the LLM must use.
+"""
+
+from __future__ import annotations
+
+import re
+import statistics
+from dataclasses import dataclass, field
+from typing import Any
+
+from rapidfuzz import fuzz
+
+from extraction.doctypes.acta_layout import DIGIT_WORDS, PARTIES
+from extraction.ocr.blocks import BlockType, OcrBlock, OcrPage
+from extraction.prompt_doc import PromptDocument
+
+READER_LABEL = "template reader (offline, no LLM)"
+
+TOTALS = ("valid_votes", "null_votes", "total_votes")
+_ACTA_ID = re.compile(r"\d{9}\.\d{2}\.\d\.\d{4}")
+# Letters OCR confuses with digits inside a number.
+_AS_DIGIT = str.maketrans({"O": "0", "o": "0", "D": "0", "Q": "0", "I": "1", "l": "1", "|": "1", "i": "1",
+                           "S": "5", "B": "8", "Z": "2"})
+_WORD_MIN_SCORE = 75.0
+_PARTY_MIN_SCORE = 70.0
+
+
+@dataclass
+class _Atom:
+    """One OCR word placed on the (straightened) page."""
+
+    text: str
+    line: OcrBlock
+    word: OcrBlock | None  # None when the engine gave no WORD blocks and the line was split by us
+    x0: float
+    x1: float
+    y: float  # straightened vertical centre
+    h: float
+    kind: str = "other"  # "digits" | "word" | "other"
+    value: str = ""  # normalised digits, or the digit word(s) it spells
+
+
+@dataclass
+class _Record:
+    """A label run and the value run that follows it on the same visual row."""
+
+    label: list[_Atom]
+    values: list[_Atom] = field(default_factory=list)
+
+
+def _norm(text: str) -> str:
+    text = re.sub(r"[^A-Z0-9 ]", "", text.upper())
+    # OCR reads a bold "VV" as "W" and "O" as "0" in names.
+    return " ".join(text.replace("VV", "W").replace("0", "O").split())
+
+
+def _split_digit_words(token: str) -> list[str] | None:
+    """'CER0' -> ['CERO']; 'CEROCERODOS' -> ['CERO', 'CERO', 'DOS']; None when it is not digit words."""
+    t = re.sub(r"[^A-Z]", "", token.upper().replace("0", "O"))
+    if not t:
+        return None
+    best = max(DIGIT_WORDS, key=lambda w: fuzz.ratio(t, w))
+    # One slip is tolerated in long words only: a 3-letter party (UNE) must not pass for UNO.
+    if fuzz.ratio(t, best) >= (_WORD_MIN_SCORE if len(t) > 3 else 100):
+        return [best]
+    out, rest = [], t  # glued words, exact spelling only
+    while rest:
+        match = next((w for w in sorted(DIGIT_WORDS, key=len, reverse=True) if rest.startswith(w)), None)
+        if match is None:
+            return None
+        out.append(match)
+        rest = rest[len(match):]
+    return out if len(out) > 1 else None
+
+
+def _classify(atom: _Atom) -> None:
+    raw = atom.text.strip().strip(".,:;")
+    as_digits = raw.translate(_AS_DIGIT)
+    if raw and as_digits.isdigit() and sum(c.isdigit() for c in raw) * 2 >= len(raw):
+        atom.kind, atom.value = "digits", as_digits
+        return
+    words = _split_digit_words(raw)
+    if words:
+        atom.kind, atom.value = "word", " ".join(words)
+
+
+def _skew(lines: list[OcrBlock]) -> float:
+    """Median slope (dy/dx in page fractions) of the top edges of wide lines; 0 without polygons."""
+    slopes = []
+    for line in lines:
+        poly = line.polygon
+        if poly and len(poly) >= 2 and poly[1][0] - poly[0][0] > 0.05:
+            slopes.append((poly[1][1] - poly[0][1]) / (poly[1][0] - poly[0][0]))
+    return statistics.median(slopes) if slopes else 0.0
+
+
+def _atoms(page: OcrPage) -> list[_Atom]:
+    lines = [b for b in page.blocks if b.type == BlockType.LINE]
+    words_of: dict[str, list[OcrBlock]] = {}
+    for b in page.blocks:
+        if b.type == BlockType.WORD and b.parent:
+            words_of.setdefault(b.parent, []).append(b)
+    slope = _skew(lines)
+    atoms: list[_Atom] = []
+
+    def place(text: str, line: OcrBlock, word: OcrBlock | None, x0: float, x1: float, top: float, h: float) -> None:
+        # A small-angle rotation is a shear in page fractions: y' = y - slope * x.
+        y = top + h / 2 - slope * (x0 + x1) / 2
+        atoms.append(_Atom(text=text, line=line, word=word, x0=x0, x1=x1, y=y, h=h))
+
+    for line in lines:
+        words = words_of.get(line.id)
+        if words:
+            for w in words:
+                place(w.text, line, w, w.bbox.left, w.bbox.right, w.bbox.top, w.bbox.height)
+            continue
+        # No WORD blocks: split the line's text and share its width out by character position.
+        n = max(len(line.text), 1)
+        for m in re.finditer(r"\S+", line.text):
+            x0 = line.bbox.left + line.bbox.width * m.start() / n
+            x1 = line.bbox.left + line.bbox.width * m.end() / n
+            place(m.group(), line, None, x0, x1, line.bbox.top, line.bbox.height)
+    for atom in atoms:
+        _classify(atom)
+    return atoms
+
+
+def _visual_rows(atoms: list[_Atom]) -> list[list[_Atom]]:
+    """Group atoms whose straightened centres lie within half a text height of the row's centre."""
+    rows: list[list[_Atom]] = []
+    centre = 0.0
+    for atom in sorted(atoms, key=lambda a: a.y):
+        if rows and abs(atom.y - centre) <= 0.5 * statistics.median(a.h for a in rows[-1] + [atom]):
+            rows[-1].append(atom)
+            centre = statistics.fmean(a.y for a in rows[-1])
+        else:
+            rows.append([atom])
+            centre = atom.y
+    return [sorted(r, key=lambda a: a.x0) for r in rows]
+
+
+def _records(rows: list[list[_Atom]]) -> list[_Record]:
+    records: list[_Record] = []
+    for row in rows:
+        current: _Record | None = None
+        for atom in row:
+            if atom.kind == "other":
+                if current is None or current.values:
+                    current = _Record(label=[])
+                    records.append(current)
+                current.label.append(atom)
+            elif current is not None:
+                current.values.append(atom)
+    return records
+
+
+def _label_score(record: _Record, name: str) -> float:
+    """Best fuzzy score of ``name`` against the last 1..3 label words (a candidate name may precede)."""
+    target = _norm(name)
+    texts = [_norm(a.text) for a in record.label]
+    best = 0.0
+    for k in range(1, min(3, len(texts)) + 1):
+        best = max(best, fuzz.ratio(" ".join(texts[-k:]), target))
+    return best
+
+
+def _total_key(record: _Record) -> str | None:
+    label = _norm(" ".join(a.text for a in record.label))
+    for key, word in (("valid_votes", "VALIDOS"), ("null_votes", "NULOS")):
+        if any(fuzz.ratio(t, word) >= 80 for t in label.split()):
+            return key
+    if any(fuzz.ratio(t, "TOTAL") >= 80 for t in label.split()):
+        return "total_votes"
+    return None
+
+
+class _Proofs:
+    def __init__(self, prompt: PromptDocument):
+        self.short = {block_id: short for short, block_id in prompt.line_ids.items()}
+
+    def lines(self, atoms: list[_Atom]) -> list[dict[str, Any]]:
+        out: list[dict[str, Any]] = []
+        for a in atoms:
+            short = self.short.get(a.line.id)
+            item = {"type": "LINE", "id": short}
+            if short is not None and item not in out:
+                out.append(item)
+        return out
+
+    def words(self, atoms: list[_Atom]) -> list[dict[str, Any]]:
+        return [{"type": "WORD", "line": self.short[a.line.id], "value": a.word.text}
+                for a in atoms if a.word is not None and a.line.id in self.short]
+
+
+def _field(value: Any, proof: list[dict[str, Any]]) -> dict[str, Any]:
+    return {"value": value, "proof": proof}
+
+
+def _values(record: _Record | None, proofs: _Proofs) -> tuple[dict[str, Any], dict[str, Any]]:
+    """(digits field as int, words field as str) from a record's value run."""
+    if record is None:
+        return _field(None, []), _field(None, [])
+    digits = [a for a in record.values if a.kind == "digits"]
+    words = [a for a in record.values if a.kind == "word"]
+    number = int("".join(a.value for a in digits)) if digits else None
+    votes = _field(number, proofs.lines(digits) + proofs.words(digits) if digits else proofs.lines(record.label))
+    spelled = " ".join(a.value for a in words) or None
+    return votes, _field(spelled, proofs.lines(words))
+
+
+def _acta_id(atoms: list[_Atom], proofs: _Proofs) -> dict[str, Any]:
+    for atom in atoms:
+        match = _ACTA_ID.search(atom.text.translate(_AS_DIGIT))
+        if match:
+            return _field(match.group(), proofs.lines([atom]) + proofs.words([atom]))
+    return _field(None, [])
+
+
+def read_acta(*, pages: list[OcrPage], prompt: PromptDocument) -> dict[str, Any]:
+    """Read a tally sheet from OCR pages into the acta answer shape (values as PRINTED, with proofs).
+
+    Shape: {"acta_id", "rows": [{"party", "votes", "votes_words"}] x 38 in sheet order,
+    "valid_votes", "valid_votes_words", "null_votes", "null_votes_words", "total_votes",
+    "total_votes_words"}; every field is {"value": ..., "proof": [...]}; unreadable -> value None.
+    """
+    proofs = _Proofs(prompt)
+    atoms: list[_Atom] = []
+    records: list[_Record] = []
+    for page in pages:
+        page_atoms = _atoms(page)
+        atoms += page_atoms
+        records += _records(_visual_rows(page_atoms))
+
+    totals: dict[str, _Record] = {}
+    for record in records:
+        key = _total_key(record) if record.values else None
+        if key and key not in totals:
+            totals[key] = record
+    party_records = [r for r in records if r not in totals.values()]
+
+    # Assign records to parties: best score first, each record and party used once. Records with
+    # values win ties over bare labels (a candidate name bar, a header word).
+    scored = []
+    for ri, record in enumerate(party_records):
+        for pi, party in enumerate(PARTIES):
+            score = _label_score(record, party)
+            if score >= _PARTY_MIN_SCORE:
+                scored.append((score, bool(record.values), -ri, pi, ri))
+    scored.sort(reverse=True)
+    by_party: dict[int, _Record] = {}
+    used: set[int] = set()
+    for _score, _has_values, _neg, pi, ri in scored:
+        if pi not in by_party and ri not in used:
+            by_party[pi] = party_records[ri]
+            used.add(ri)
+
+    rows = []
+    for pi, party in enumerate(PARTIES):
+        votes, votes_words = _values(by_party.get(pi), proofs)
+        rows.append({"party": party, "votes": votes, "votes_words": votes_words})
+    answer: dict[str, Any] = {"acta_id": _acta_id(atoms, proofs), "rows": rows}
+    for key in TOTALS:
+        answer[key], answer[f"{key}_words"] = _values(totals.get(key), proofs)
+    return answer

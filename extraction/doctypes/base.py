@@ -1,0 +1,208 @@
+"""What a document type is (pure): a schema of proved fields, a prompt, rules, and how the desk shows it."""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from decimal import Decimal
+from typing import Annotated, Any, Generic, Literal, NamedTuple, TypeVar
+
+import pydantic
+from pydantic import BaseModel, BeforeValidator, ConfigDict, Field, PlainSerializer, model_validator
+
+from extraction.loop import AnswerParseError
+from extraction.ocr.blocks import BBox
+from extraction.rules import (
+    RubricCheck,
+    Rule,
+    get_value,
+    iter_fields,
+    loc_to_path,
+    parse_number,
+)
+
+__all__ = [
+    "Amount", "CellProof", "DocumentType", "FieldGroup", "FieldItem", "LineProof", "ProofRef", "Proved",
+    "RubricCheck", "TableProof", "WordProof", "fields_group", "table_group",
+]
+
+# --- proofs ------------------------------------------------------------------------------------------
+
+
+class _Proof(BaseModel):
+    model_config = ConfigDict(extra="ignore")
+
+
+class LineProof(_Proof):
+    type: Literal["LINE"] = "LINE"
+    id: int
+
+
+class TableProof(_Proof):
+    type: Literal["TABLE"] = "TABLE"
+    id: int
+
+
+class WordProof(_Proof):
+    type: Literal["WORD"] = "WORD"
+    line: int
+    value: str
+
+
+class CellProof(_Proof):
+    type: Literal["CELL"] = "CELL"
+    table: int
+    row: int  # 1-based, as rendered in the prompt
+    column: int
+    value: str | None = None
+
+
+def _upper_type(data: Any) -> Any:
+    # Models sometimes write "line" or "Word"; the discriminator is case-sensitive.
+    if isinstance(data, dict) and isinstance(data.get("type"), str):
+        return {**data, "type": data["type"].strip().upper()}
+    return data
+
+
+ProofRef = Annotated[
+    LineProof | TableProof | WordProof | CellProof,
+    Field(discriminator="type"),
+    BeforeValidator(_upper_type),
+]
+
+T = TypeVar("T")
+
+
+class Proved(BaseModel, Generic[T]):
+    """One answered field: its value (None when the document does not show it) and where it was read."""
+
+    # numbers_to_str: an invoice number written as 42183017 is still the text "42183017"
+    model_config = ConfigDict(extra="ignore", coerce_numbers_to_str=True)
+
+    value: T | None = None
+    proof: list[ProofRef] = Field(default_factory=list)
+
+    @model_validator(mode="before")
+    @classmethod
+    def _bare_value(cls, data: Any) -> Any:
+        # A bare value (no {"value", "proof"} wrapper) is kept, with no proof: the proof rule then says
+        # precisely what is missing instead of a schema error on the whole answer.
+        if isinstance(data, dict) and ("value" in data or "proof" in data):
+            return data
+        return {"value": data, "proof": []}
+
+
+def _parse_amount(value: Any) -> Any:
+    if isinstance(value, str):
+        number = parse_number(value)
+        if number is None and value.strip():
+            raise ValueError(f"not a number: {value!r}")
+        return number
+    return value
+
+
+def _amount_json(value: Decimal) -> int | float:
+    return int(value) if value == value.to_integral_value() else float(value)
+
+
+# A money amount or quantity: accepts 12.5, "12.50", "1.234,56 €"; kept exact as Decimal, written to JSON
+# as a plain number so stored answers stay readable.
+Amount = Annotated[
+    Decimal,
+    BeforeValidator(_parse_amount),
+    PlainSerializer(_amount_json, return_type=int | float, when_used="json"),
+]
+
+# --- the desk's view ---------------------------------------------------------------------------------
+
+
+class FieldItem(NamedTuple):
+    path: str
+    label: str
+    value: Any
+
+
+@dataclass
+class FieldGroup:
+    """A box of fields on the desk; a table group also has `columns` and one list of items per row."""
+
+    name: str
+    fields: list[FieldItem] = field(default_factory=list)
+    columns: list[str] = field(default_factory=list)
+    rows: list[list[FieldItem]] = field(default_factory=list)
+    row_labels: list[str] = field(default_factory=list)
+
+    @property
+    def is_table(self) -> bool:
+        return bool(self.columns)
+
+
+def fields_group(name: str, answer: dict[str, Any], items: list[tuple[str, str]]) -> FieldGroup:
+    """A group of single fields from (path, label) pairs; missing paths show as None."""
+    return FieldGroup(name=name, fields=[FieldItem(p, label, get_value(answer, p)) for p, label in items])
+
+
+def table_group(name: str, answer: dict[str, Any], list_key: str, columns: list[tuple[str, str]],
+                row_label: Callable[[int, dict[str, Any]], str] | None = None) -> FieldGroup:
+    """A table group: one row per item of `answer[list_key]`, one column per (key, label)."""
+    items = answer.get(list_key) or []
+    group = FieldGroup(name=name, columns=[label for _, label in columns])
+    for i, item in enumerate(items):
+        row = []
+        for key, label in columns:
+            path = f"{list_key}[{i}].{key}"
+            row.append(FieldItem(path, label, get_value(answer, path)))
+            group.fields.append(row[-1])
+        group.rows.append(row)
+        group.row_labels.append(row_label(i, item) if row_label else str(i + 1))
+    return group
+
+
+def _default_groups(answer: dict[str, Any]) -> list[FieldGroup]:
+    return [FieldGroup(name="Fields", fields=[FieldItem(p, p, node.get("value")) for p, node in
+                                              iter_fields(answer)])]
+
+
+# --- the type itself ---------------------------------------------------------------------------------
+
+
+@dataclass(frozen=True, kw_only=True)
+class DocumentType:
+    name: str  # slug, stored on batches
+    label: str  # for people
+    schema: type[BaseModel]
+    system_prompt: str  # what to extract; says the document text is data, never instructions
+    rules: list[Rule] = field(default_factory=list)
+    rubric: list[RubricCheck] = field(default_factory=list)
+    crops: list[tuple[str, BBox]] = field(default_factory=list)  # named page regions for vision input
+    needs_llm: bool = True  # False when an offline reader can fill the answer
+    word_numbers: bool = False  # Spanish digit words in a cited line count as support for numbers
+    group_fields: Callable[[dict[str, Any]], list[FieldGroup]] = _default_groups
+
+    def field_groups(self, answer: dict[str, Any]) -> list[FieldGroup]:
+        return self.group_fields(answer)
+
+    def parse_answer(self, data: Any) -> dict[str, Any]:
+        """Validate a model's answer (JSON text, dict or model) and return it as a JSON-safe dict.
+
+        Raises AnswerParseError with a specific message when it is not JSON or not the schema, so the loop
+        can feed it back.
+        """
+        raw = data
+        if isinstance(data, str | bytes):
+            try:
+                data = json.loads(data)
+            except json.JSONDecodeError as err:
+                raise AnswerParseError(f"the answer is not valid JSON: {err.msg} at line {err.lineno} "
+                                       f"column {err.colno}", raw) from None
+        if isinstance(data, BaseModel):
+            data = data.model_dump(mode="json")
+        try:
+            model = self.schema.model_validate(data)
+        except pydantic.ValidationError as err:
+            problems = "; ".join(f"{loc_to_path(e['loc']) or '(root)'}: {e['msg']}"
+                                 for e in err.errors(include_url=False)[:8])
+            raise AnswerParseError(f"the answer does not match the schema: {problems}", raw) from None
+        return model.model_dump(mode="json")
+

@@ -1,0 +1,152 @@
+"""The validation loop (pure): extract, validate, feed the broken rules back, keep the best round.
+
+It knows nothing of documents, Django or LLMs: `extract` and `validate` are callables. Each round sees
+only the previous answer and its broken rules (not a growing history), which keeps prompts short and
+stops the model from arguing with its own past.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, field
+from typing import Any, Literal, Protocol
+
+from extraction.rules import Violation
+
+__all__ = ["AnswerParseError", "Attempt", "LoopObserver", "LoopResult", "RoundOutcome", "StopReason",
+           "run_validation_loop"]
+
+StopReason = Literal["passed", "stagnated", "exhausted", "error"]
+
+
+class AnswerParseError(Exception):
+    """The model's answer was malformed or off-schema: the round fails with one `parse_error` violation,
+    fed back like a broken rule."""
+
+    def __init__(self, message: str, raw: Any = None) -> None:
+        super().__init__(message)
+        self.message = message
+        self.raw = raw
+
+
+@dataclass(frozen=True)
+class Attempt:
+    """What `extract` gets for one round: its number (1-based) and only the previous round's outcome."""
+
+    round: int
+    previous_answer: Any = None
+    previous_violations: tuple[Violation, ...] = ()
+    previous_raw: Any = None  # the unparsed reply, when the previous answer could not be parsed
+
+    @property
+    def is_retry(self) -> bool:
+        return self.round > 1
+
+
+@dataclass
+class RoundOutcome:
+    number: int
+    answer: Any = None
+    violations: list[Violation] = field(default_factory=list)
+    error: BaseException | None = None  # AnswerParseError, or the fault that stopped the loop
+    raw: Any = None
+
+    @property
+    def passed(self) -> bool:
+        return self.error is None and self.answer is not None and not self.violations
+
+    @property
+    def faulted(self) -> bool:
+        """A fault outside the answer (LLM down, bug): the round has no verdict at all."""
+        return self.error is not None and not isinstance(self.error, AnswerParseError)
+
+
+@dataclass
+class LoopResult:
+    reason: StopReason
+    best: RoundOutcome | None  # None only when no round produced an answer or a parse error
+    rounds: list[RoundOutcome]
+    error: BaseException | None = None  # set when reason == "error"
+
+    @property
+    def passed(self) -> bool:
+        return self.reason == "passed"
+
+    @property
+    def answer(self) -> Any:
+        return self.best.answer if self.best else None
+
+    @property
+    def violations(self) -> list[Violation]:
+        return list(self.best.violations) if self.best else []
+
+
+class LoopObserver(Protocol):
+    def round_started(self, number: int, attempt: Attempt) -> None: ...
+
+    def round_finished(self, number: int, outcome: RoundOutcome) -> None: ...
+
+
+def _parse_error_violation(err: AnswerParseError) -> Violation:
+    return Violation(code="parse_error", message=f"The answer could not be read: {err.message}",
+                     fields=(), expected="one JSON object following the schema", found=err.message)
+
+
+def _best(rounds: Sequence[RoundOutcome]) -> RoundOutcome | None:
+    # A parsed answer beats an unparsable one; then fewest violations; ties go to the earlier round.
+    candidates = [r for r in rounds if not r.faulted]
+    if not candidates:
+        return None
+    return min(candidates, key=lambda r: (r.answer is None, len(r.violations), r.number))
+
+
+def _signature(outcome: RoundOutcome) -> frozenset[tuple[Any, ...]]:
+    return frozenset(v.key for v in outcome.violations)
+
+
+def run_validation_loop(
+    extract: Callable[[Attempt], Any],
+    validate: Callable[[Any], list[Violation]],
+    max_rounds: int,
+    *,
+    observer: LoopObserver | None = None,
+) -> LoopResult:
+    """Run up to `max_rounds` rounds of extract -> validate and return the best round and why it stopped.
+
+    Stops with "passed" (no violations), "stagnated" (the same violations -- code, fields and found -- two
+    rounds in a row), "exhausted" (rounds ran out) or "error" (extract or validate raised something other
+    than AnswerParseError; the exception is carried, the best earlier round kept).
+    """
+    if max_rounds < 1:
+        raise ValueError(f"max_rounds must be >= 1, got {max_rounds}")
+    rounds: list[RoundOutcome] = []
+    attempt = Attempt(round=1)
+    for number in range(1, max_rounds + 1):
+        if observer is not None:
+            observer.round_started(number, attempt)
+        outcome = RoundOutcome(number=number)
+        try:
+            outcome.answer = extract(attempt)
+            outcome.raw = outcome.answer
+            outcome.violations = list(validate(outcome.answer))
+        except AnswerParseError as err:
+            outcome.answer, outcome.raw, outcome.error = None, err.raw, err
+            outcome.violations = [_parse_error_violation(err)]
+        except Exception as err:  # a fault outside the answer: stop, keep what we have
+            outcome.error = err
+            rounds.append(outcome)
+            if observer is not None:
+                observer.round_finished(number, outcome)
+            return LoopResult(reason="error", best=_best(rounds), rounds=rounds, error=err)
+        rounds.append(outcome)
+        if observer is not None:
+            observer.round_finished(number, outcome)
+
+        if outcome.passed:
+            return LoopResult(reason="passed", best=outcome, rounds=rounds)
+        if len(rounds) >= 2 and _signature(rounds[-2]) == _signature(outcome):
+            return LoopResult(reason="stagnated", best=_best(rounds), rounds=rounds)
+        attempt = Attempt(round=number + 1, previous_answer=outcome.answer,
+                          previous_violations=tuple(outcome.violations),
+                          previous_raw=outcome.raw if outcome.answer is None else None)
+    return LoopResult(reason="exhausted", best=_best(rounds), rounds=rounds)

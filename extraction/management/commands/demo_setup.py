@@ -1,0 +1,41 @@
+"""Demo users for each role (new passwords each run, printed) and a batch of the bundled samples."""
+
+from __future__ import annotations
+
+import secrets
+from pathlib import Path
+
+from django.conf import settings
+from django.contrib.auth.models import Group, User
+from django.core.management.base import BaseCommand
+
+from extraction.models import Batch
+from extraction.services.ingest import IncomingFile, batch_create_from_files
+from reviewer.roles import ROLES
+
+SAMPLES = Path(settings.BASE_DIR) / "samples"
+DEMO_BATCH = "Demo: tally sheets"
+
+
+class Command(BaseCommand):
+    help = "Create demo users (one per role) and load the bundled sample documents into a demo batch."
+
+    def handle(self, *args, **options):
+        logins = []
+        for role in ROLES:
+            user, _ = User.objects.get_or_create(username=role)
+            password = secrets.token_urlsafe(9)
+            user.set_password(password)
+            user.save()
+            user.groups.set([Group.objects.get(name=role)])
+            logins.append((role, password))
+
+        if not Batch.objects.filter(name=DEMO_BATCH).exists():
+            files = [IncomingFile(filename=p.name, path=p) for p in sorted((SAMPLES / "actas").glob("*")) if p.is_file()]
+            admin = User.objects.get(username="admin")
+            batch = batch_create_from_files(name=DEMO_BATCH, doctype="acta", ocr_engine="auto", files=files, user=admin)
+            self.stdout.write(f"Queued {batch.documents.count()} sample documents in the batch '{DEMO_BATCH}'.")
+
+        self.stdout.write("\nDemo logins (new passwords every run):")
+        for role, password in logins:
+            self.stdout.write(f"  {role:<11} username: {role:<11} password: {password}")

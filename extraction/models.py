@@ -1,0 +1,265 @@
+"""Proofdesk's data. State changes go through extraction.services, never through save() in views."""
+
+from __future__ import annotations
+
+from django.conf import settings as conf
+from django.db import models
+from django.db.models import Q
+
+from extraction.states import ReviewStatus, Status, StopReason
+
+
+def _choices(enum) -> list[tuple[str, str]]:
+    return [(member.value, member.value.title()) for member in enum]
+
+
+def original_path(instance: Document, filename: str) -> str:
+    return f"batches/{instance.batch_id}/originals/{instance.sha256[:2]}/{instance.sha256}/{filename}"
+
+
+def page_image_path(instance: Page, filename: str) -> str:
+    return f"batches/{instance.document.batch_id}/pages/{instance.document_id}/{filename}"
+
+
+class Batch(models.Model):
+    name = models.CharField(max_length=200)
+    doctype = models.CharField(max_length=40)
+    ocr_engine = models.CharField(max_length=40, default="auto")
+    # LLM model, input mode, max rounds for this batch; empty means the configured defaults.
+    settings = models.JSONField(default=dict, blank=True)
+    created_by = models.ForeignKey(conf.AUTH_USER_MODEL, null=True, on_delete=models.SET_NULL, related_name="+")
+    created_at = models.DateTimeField(auto_now_add=True)
+
+    class Meta:
+        ordering = ["-created_at"]
+        verbose_name_plural = "batches"
+
+    def __str__(self) -> str:
+        return self.name
+
+
+def upload_path(instance: Upload, filename: str) -> str:
+    return f"batches/{instance.batch_id}/uploads/{instance.sha256[:2]}/{instance.sha256}/{filename}"
+
+
+class Upload(models.Model):
+    """Every file an admin sent, kept unchanged (a zip as well as the documents taken out of it)."""
+
+    batch = models.ForeignKey(Batch, on_delete=models.CASCADE, related_name="uploads")
+    filename = models.CharField(max_length=255)
+    file = models.FileField(upload_to=upload_path, max_length=500)
+    sha256 = models.CharField(max_length=64)
+    size = models.BigIntegerField(default=0)
+    created_at = models.DateTimeField(auto_now_add=True)
+
+
+class Document(models.Model):
+    batch = models.ForeignKey(Batch, on_delete=models.CASCADE, related_name="documents")
+    upload = models.ForeignKey(Upload, null=True, blank=True, on_delete=models.SET_NULL, related_name="documents")
+    filename = models.CharField(max_length=255)
+    original = models.FileField(upload_to=original_path, max_length=500, blank=True)
+    sha256 = models.CharField(max_length=64)
+    size = models.BigIntegerField(default=0)
+    mime = models.CharField(max_length=100, blank=True)
+    kind = models.CharField(max_length=10, blank=True)  # pdf | image
+    page_count = models.PositiveIntegerField(default=0)
+    duplicate_of = models.ForeignKey("self", null=True, blank=True, on_delete=models.SET_NULL, related_name="+")
+
+    status = models.CharField(max_length=20, choices=_choices(Status), default=Status.QUEUED.value)
+    review_status = models.CharField(max_length=20, choices=_choices(ReviewStatus), default=ReviewStatus.UNREVIEWED.value)
+    # Bumped by every service write so that two reviewers cannot overwrite each other unseen.
+    version = models.PositiveIntegerField(default=0)
+    error_code = models.CharField(max_length=40, blank=True)
+    error_message = models.TextField(blank=True)
+    attempts = models.PositiveIntegerField(default=0)
+    truth = models.JSONField(null=True, blank=True)  # known answer (the acta QR), for scoring only
+    textract_import = models.FileField(upload_to=original_path, max_length=500, blank=True)
+
+    claimed_by = models.ForeignKey(
+        conf.AUTH_USER_MODEL, null=True, blank=True, on_delete=models.SET_NULL, related_name="+"
+    )
+    claimed_at = models.DateTimeField(null=True, blank=True)
+
+    created_at = models.DateTimeField(auto_now_add=True)
+    status_changed_at = models.DateTimeField(auto_now_add=True)
+    processing_started_at = models.DateTimeField(null=True, blank=True)
+    processed_at = models.DateTimeField(null=True, blank=True)
+
+    class Meta:
+        ordering = ["created_at", "id"]
+        indexes = [
+            # the reviewers' queue: flagged documents by batch and age
+            models.Index(fields=["status", "batch", "created_at"], name="doc_status_batch_age"),
+            models.Index(fields=["batch", "status"], name="doc_batch_status"),
+            models.Index(fields=["batch", "sha256"], name="doc_batch_sha"),
+        ]
+
+    def __str__(self) -> str:
+        return self.filename
+
+
+class Page(models.Model):
+    document = models.ForeignKey(Document, on_delete=models.CASCADE, related_name="pages")
+    number = models.PositiveIntegerField()  # 1-based
+    image = models.FileField(upload_to=page_image_path, max_length=500)
+    preview = models.FileField(upload_to=page_image_path, max_length=500, blank=True)
+    width = models.PositiveIntegerField()
+    height = models.PositiveIntegerField()
+    engine = models.CharField(max_length=40, blank=True)  # which OCR engine read it
+
+    class Meta:
+        ordering = ["document", "number"]
+        constraints = [models.UniqueConstraint(fields=["document", "number"], name="page_unique_number")]
+
+
+class Block(models.Model):
+    class Type(models.TextChoices):
+        PAGE = "PAGE"
+        LINE = "LINE"
+        WORD = "WORD"
+        TABLE = "TABLE"
+        CELL = "CELL"
+
+    document = models.ForeignKey(Document, on_delete=models.CASCADE, related_name="blocks")
+    page = models.ForeignKey(Page, on_delete=models.CASCADE, related_name="blocks")
+    key = models.CharField(max_length=100)  # the engine's id, unique within the document's run
+    type = models.CharField(max_length=5, choices=Type.choices)
+    text = models.TextField(blank=True)
+    left = models.FloatField()
+    top = models.FloatField()
+    width = models.FloatField()
+    height = models.FloatField()
+    polygon = models.JSONField(null=True, blank=True)
+    confidence = models.FloatField(null=True, blank=True)
+    parent = models.ForeignKey("self", null=True, blank=True, on_delete=models.CASCADE, related_name="children")
+    order = models.PositiveIntegerField(default=0)
+    row = models.PositiveIntegerField(null=True, blank=True)
+    column = models.PositiveIntegerField(null=True, blank=True)
+    row_span = models.PositiveIntegerField(default=1)
+    column_span = models.PositiveIntegerField(default=1)
+
+    class Meta:
+        ordering = ["page", "order", "id"]
+        indexes = [
+            models.Index(fields=["page", "type", "order"], name="block_page_type_order"),
+            models.Index(fields=["document", "type"], name="block_document_type"),
+        ]
+
+
+class Extraction(models.Model):
+    """One run of the validation loop over a document; re-runs add new ones and keep the old."""
+
+    class Reader(models.TextChoices):
+        LLM = "llm", "LLM"
+        TEMPLATE = "template", "Template reader (offline, no LLM)"
+
+    document = models.ForeignKey(Document, on_delete=models.CASCADE, related_name="extractions")
+    doctype = models.CharField(max_length=40)
+    reader = models.CharField(max_length=20, choices=Reader.choices, default=Reader.LLM)
+    settings = models.JSONField(default=dict, blank=True)  # model, input mode, max rounds used
+    stop_reason = models.CharField(max_length=20, choices=_choices(StopReason), blank=True)
+    best_round = models.PositiveIntegerField(null=True, blank=True)
+    answer = models.JSONField(null=True, blank=True)  # the best round's answer; reviewers' edits land here
+    prompt_tokens = models.PositiveIntegerField(default=0)
+    completion_tokens = models.PositiveIntegerField(default=0)
+    cost = models.DecimalField(max_digits=12, decimal_places=6, default=0)
+    error = models.TextField(blank=True)
+    started_at = models.DateTimeField(auto_now_add=True)
+    finished_at = models.DateTimeField(null=True, blank=True)
+
+    class Meta:
+        ordering = ["document", "-started_at", "-id"]
+        indexes = [models.Index(fields=["document", "-started_at"], name="extraction_doc_recent")]
+
+
+class Round(models.Model):
+    """One attempt of the loop: saved before the LLM call, completed after it."""
+
+    class State(models.TextChoices):
+        STARTED = "started"
+        COMPLETED = "completed"
+        FAILED = "failed"
+
+    extraction = models.ForeignKey(Extraction, on_delete=models.CASCADE, related_name="rounds")
+    number = models.PositiveIntegerField()
+    state = models.CharField(max_length=20, choices=State.choices, default=State.STARTED)
+    request = models.JSONField(default=dict, blank=True)  # messages without image bytes
+    raw_answer = models.TextField(blank=True)
+    parsed = models.JSONField(null=True, blank=True)
+    violations = models.JSONField(default=list, blank=True)
+    error = models.TextField(blank=True)
+    prompt_tokens = models.PositiveIntegerField(default=0)
+    completion_tokens = models.PositiveIntegerField(default=0)
+    cost = models.DecimalField(max_digits=12, decimal_places=6, default=0)
+    latency_ms = models.PositiveIntegerField(null=True, blank=True)
+    started_at = models.DateTimeField(auto_now_add=True)
+    finished_at = models.DateTimeField(null=True, blank=True)
+
+    class Meta:
+        ordering = ["extraction", "number"]
+        constraints = [models.UniqueConstraint(fields=["extraction", "number"], name="round_unique_number")]
+
+
+class FieldValue(models.Model):
+    """A field of an extraction's answer, with the blocks its proof resolved to."""
+
+    extraction = models.ForeignKey(Extraction, on_delete=models.CASCADE, related_name="fields")
+    path = models.CharField(max_length=200)  # e.g. rows[3].votes
+    label = models.CharField(max_length=200, blank=True)
+    position = models.PositiveIntegerField(default=0)
+    value = models.JSONField(null=True, blank=True)
+    model_value = models.JSONField(null=True, blank=True)  # what the model (or reader) said
+    proofs = models.JSONField(default=list, blank=True)  # [{block, page, bbox, method, score}]
+    confidence = models.FloatField(null=True, blank=True)
+    corrected = models.BooleanField(default=False)
+
+    class Meta:
+        ordering = ["extraction", "position"]
+        constraints = [models.UniqueConstraint(fields=["extraction", "path"], name="fieldvalue_unique_path")]
+
+
+class Violation(models.Model):
+    """A rule the extraction's current values break (re-computed when a reviewer edits)."""
+
+    extraction = models.ForeignKey(Extraction, on_delete=models.CASCADE, related_name="violations")
+    code = models.CharField(max_length=80)
+    message = models.TextField()
+    fields = models.JSONField(default=list, blank=True)
+    expected = models.JSONField(null=True, blank=True)
+    found = models.JSONField(null=True, blank=True)
+
+    class Meta:
+        ordering = ["extraction", "id"]
+        indexes = [models.Index(fields=["code", "extraction"], name="violation_code")]
+
+
+class ReviewEvent(models.Model):
+    """Who did what to a document, when, and the value before and after."""
+
+    class Kind(models.TextChoices):
+        CLAIM = "claim"
+        RELEASE = "release"
+        EDIT = "edit"
+        VERIFY = "verify"
+        REJECT = "reject"
+        AUDIT_AGREE = "audit_agree"
+        AUDIT_DISAGREE = "audit_disagree"
+        SEND_BACK = "send_back"
+        RERUN = "rerun"
+        RETRY = "retry"
+
+    document = models.ForeignKey(Document, on_delete=models.CASCADE, related_name="events")
+    user = models.ForeignKey(conf.AUTH_USER_MODEL, null=True, on_delete=models.SET_NULL, related_name="+")
+    kind = models.CharField(max_length=20, choices=Kind.choices)
+    field = models.CharField(max_length=200, blank=True)
+    before = models.JSONField(null=True, blank=True)
+    after = models.JSONField(null=True, blank=True)
+    note = models.TextField(blank=True)
+    created_at = models.DateTimeField(auto_now_add=True)
+
+    class Meta:
+        ordering = ["created_at", "id"]
+        indexes = [models.Index(fields=["document", "created_at"], name="event_doc_time")]
+        constraints = [
+            models.CheckConstraint(condition=~Q(kind=""), name="event_kind_not_empty"),
+        ]

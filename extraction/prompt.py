@@ -1,0 +1,123 @@
+"""Token-sober rendering of OCR pages for the LLM, with short ids that map back to blocks (pure).
+
+    # page 1
+    <LINE 1> Invoice 42183017
+    <TABLE 1>
+    | Description | Qty | Amount |
+    | AWS Data Transfer | 1 | 0.01 |
+    </TABLE>
+
+- Short ids run across the whole document: LINE 1..N and TABLE 1..M in page order, then reading order
+  (`OcrBlock.order`). Only rendered lines get a number.
+- A LINE lying inside a TABLE's box is not rendered (the table carries its words); a table sits where its
+  first such line would have been. A line whose words the table's cells do not hold is kept, so no text
+  is lost when an engine's tables are incomplete.
+- Table rows and columns count from 1 as rendered; every grid row is printed (even an empty one) so the
+  model can count. A spanning cell is printed once, in its top-left slot; the slots it covers are empty.
+- A proof names a cell as {"type": "CELL", "table": t, "row": r, "column": c}: `table_ids[t]` gives the TABLE
+  block, `cell_at` the CELL covering (r, c). It names a word as {"type": "WORD", "line": n, "value": "4°C"}:
+  `line_ids[n]` gives the LINE block, whose WORD children (parent == line id) are matched on the value.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+
+from extraction.ocr.blocks import BBox, BlockType, OcrBlock, OcrPage
+from extraction.prompt_doc import PromptDocument
+
+__all__ = ["PROOF_INSTRUCTIONS", "PromptDocument", "cell_at", "render_prompt"]
+
+PROOF_INSTRUCTIONS = (
+    "The document is given as OCR text. Each line is tagged <LINE n>; each table is tagged <TABLE t> and "
+    "written as rows of | cells |, rows and columns counted from 1 as shown. Answer every field as "
+    '{"value": ..., "proof": [...]} where proof lists where you read the value: a line '
+    '{"type": "LINE", "id": 12}, one word of a line {"type": "WORD", "line": 5, "value": "4°C"}, '
+    'a whole table {"type": "TABLE", "id": 3}, or one table cell '
+    '{"type": "CELL", "table": 3, "row": 2, "column": 4}. '
+    "Use only ids that appear in the text, prefer the smallest proof (a cell or word over a whole table or "
+    "line), and copy WORD values exactly as written."
+)
+
+_INSIDE = 0.5  # share of a line's area within a table box for the table to own it
+
+
+def render_prompt(pages: list[OcrPage]) -> PromptDocument:
+    """Render pages as tagged text; the maps send short LINE/TABLE ids back to OcrBlock ids."""
+    out: list[str] = []
+    line_ids: dict[int, str] = {}
+    table_ids: dict[int, str] = {}
+    for page in sorted(pages, key=lambda p: p.number):
+        out.append(f"# page {page.number}")
+        for unit in _units(page.blocks):
+            if unit.type is BlockType.TABLE:
+                table_ids[len(table_ids) + 1] = unit.id
+                out.append(f"<TABLE {len(table_ids)}>")
+                cells = [b for b in page.blocks if b.type is BlockType.CELL and b.parent == unit.id]
+                out += _table_rows(cells)
+                out.append("</TABLE>")
+            else:
+                line_ids[len(line_ids) + 1] = unit.id
+                out.append(f"<LINE {len(line_ids)}> {_clean(unit.text)}")
+    return PromptDocument(text="\n".join(out), line_ids=line_ids, table_ids=table_ids)
+
+
+def cell_at(blocks: Iterable[OcrBlock], table_id: str, row: int, column: int) -> OcrBlock | None:
+    """The CELL of table `table_id` that covers (row, column), spans included; None if there is none."""
+    for b in blocks:
+        if (
+            b.type is BlockType.CELL
+            and b.parent == table_id
+            and b.row is not None
+            and b.column is not None
+            and b.row <= row < b.row + max(b.row_span, 1)
+            and b.column <= column < b.column + max(b.column_span, 1)
+        ):
+            return b
+    return None
+
+
+def _units(blocks: list[OcrBlock]) -> list[OcrBlock]:
+    """Free LINEs and TABLEs of one page in reading order; a table takes the place of its first line."""
+    tables = [b for b in blocks if b.type is BlockType.TABLE]
+    cell_words = {
+        t.id: {w for b in blocks if b.type is BlockType.CELL and b.parent == t.id for w in b.text.split()}
+        for t in tables
+    }
+    lines = sorted((b for b in blocks if b.type is BlockType.LINE), key=lambda b: b.order)
+    key = {b.id: b.order for b in lines}
+    owned: set[str] = set()
+    for t in tables:
+        mine = [
+            ln for ln in lines
+            if ln.id not in owned
+            and _share_inside(ln.bbox, t.bbox) >= _INSIDE
+            and set(ln.text.split()) <= cell_words[t.id]
+        ]
+        owned.update(ln.id for ln in mine)
+        key[t.id] = min((ln.order for ln in mine), default=t.order)
+    units = [b for b in lines if b.id not in owned] + tables
+    return sorted(units, key=lambda b: (key[b.id], b.type is BlockType.LINE))
+
+
+def _table_rows(cells: list[OcrBlock]) -> list[str]:
+    placed = [c for c in cells if c.row and c.column]
+    if not placed:
+        return []
+    rows = max(c.row + max(c.row_span, 1) - 1 for c in placed)  # type: ignore[operator]
+    cols = max(c.column + max(c.column_span, 1) - 1 for c in placed)  # type: ignore[operator]
+    grid = [[""] * cols for _ in range(rows)]
+    for c in placed:
+        grid[c.row - 1][c.column - 1] = _clean(c.text).replace("|", "\\|")  # type: ignore[operator]
+    return ["|" + "".join(f" {t} |" if t else " |" for t in row) for row in grid]
+
+
+def _clean(text: str) -> str:
+    return " ".join(text.split())
+
+
+def _share_inside(inner: BBox, outer: BBox) -> float:
+    w = min(inner.right, outer.right) - max(inner.left, outer.left)
+    h = min(inner.bottom, outer.bottom) - max(inner.top, outer.top)
+    area = inner.width * inner.height
+    return 0.0 if w <= 0 or h <= 0 or area <= 0 else (w * h) / area

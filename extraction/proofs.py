@@ -1,0 +1,388 @@
+"""Proof resolution and the two universal proof rules (pure).
+
+A proof names a LINE or TABLE by the short id of the prompt, a WORD through its LINE and its text, a CELL
+through its TABLE, row and column. Resolution finds the OcrBlocks: the cited id first; for a WORD the exact
+text among the line's words, then a fuzzy match among them, then among the words of the line's page; for a
+CELL the cell covering (row, column), checked against the value it claims to hold.
+
+Every document type gets two rules: `proof_found` (a value has a proof that resolves) and
+`value_grounded` (the cited text supports the value).
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from collections import defaultdict
+from collections.abc import Iterable
+from dataclasses import dataclass
+from decimal import Decimal
+from fractions import Fraction
+from typing import Any, Literal
+
+import pydantic
+from rapidfuzz import fuzz
+
+from extraction.doctypes.base import CellProof, LineProof, ProofRef, TableProof, WordProof
+from extraction.ocr.blocks import BBox, BlockType, OcrBlock
+from extraction.prompt_doc import PromptDocument
+from extraction.rules import (
+    Rule,
+    RuleContext,
+    Violation,
+    dates_in_text,
+    digit_word_runs,
+    fold,
+    iter_fields,
+    numbers_in_text,
+    parse_dates,
+    parse_digit_words,
+    parse_fraction,
+    parse_number,
+)
+
+__all__ = ["FUZZY_MIN", "BlockIndex", "ResolvedProof", "block_index", "describe_proof", "resolve_field", "resolve_proof",
+           "resolve_proofs", "supports", "universal_rules"]
+
+FUZZY_MIN = 80  # rapidfuzz ratio (0..100) for a loose WORD/CELL reference to count as found
+_TEXT_FUZZY_MIN = 90  # partial ratio for a text value to count as supported by its cited text
+
+Method = Literal["id", "exact", "fuzzy"]
+_REF = pydantic.TypeAdapter(ProofRef)
+
+
+@dataclass(frozen=True)
+class ResolvedProof:
+    block_id: str
+    page: int
+    bbox: BBox
+    type: str  # BlockType value of the block found
+    text: str
+    method: Method
+    score: float  # 0..1; 1.0 for an id or exact match
+
+    def to_dict(self) -> dict[str, Any]:
+        b = self.bbox
+        return {"block_id": self.block_id, "page": self.page, "type": self.type, "text": self.text,
+                "method": self.method, "score": self.score,
+                "bbox": {"left": b.left, "top": b.top, "width": b.width, "height": b.height}}
+
+
+class BlockIndex:
+    """Blocks by id, children by parent (in reading order) and words by page."""
+
+    def __init__(self, blocks: Iterable[OcrBlock]) -> None:
+        self.by_id: dict[str, OcrBlock] = {}
+        self.children: dict[str, list[OcrBlock]] = defaultdict(list)
+        self.words_by_page: dict[int, list[OcrBlock]] = defaultdict(list)
+        for b in blocks:
+            self.by_id[b.id] = b
+            if b.parent:
+                self.children[b.parent].append(b)
+            if b.type is BlockType.WORD:
+                self.words_by_page[b.page].append(b)
+        for kids in self.children.values():
+            kids.sort(key=lambda b: b.order)
+        for words in self.words_by_page.values():
+            words.sort(key=lambda b: b.order)
+
+    def words_of(self, block_id: str) -> list[OcrBlock]:
+        return [b for b in self.children.get(block_id, []) if b.type is BlockType.WORD]
+
+    def cells_of(self, table_id: str) -> list[OcrBlock]:
+        cells = [b for b in self.children.get(table_id, []) if b.type is BlockType.CELL]
+        return sorted(cells, key=lambda c: (c.row or 0, c.column or 0))
+
+    def text_of(self, block: OcrBlock) -> str:
+        if block.type is BlockType.TABLE:
+            rows: dict[int, list[str]] = defaultdict(list)
+            for cell in self.cells_of(block.id):
+                rows[cell.row or 0].append(self.text_of(cell))
+            return "\n".join(" | ".join(t for t in row) for _, row in sorted(rows.items())) or block.text
+        if block.text:
+            return block.text
+        return " ".join(w.text for w in self.words_of(block.id))
+
+    def cell_at(self, table_id: str, row: int, column: int) -> OcrBlock | None:
+        for c in self.cells_of(table_id):
+            if (c.row is not None and c.column is not None
+                    and c.row <= row < c.row + max(c.row_span, 1)
+                    and c.column <= column < c.column + max(c.column_span, 1)):
+                return c
+        return None
+
+
+def _found(block: OcrBlock, text: str, method: Method, score: float) -> ResolvedProof:
+    return ResolvedProof(block_id=block.id, page=block.page, bbox=block.bbox, type=str(block.type), text=text,
+                         method=method, score=round(score, 3))
+
+
+def _norm(text: str) -> str:
+    return " ".join(fold(text).split()).strip(".,;:")
+
+
+def _match_span(value: str, words: list[OcrBlock], *, allow_fuzzy: bool) -> list[ResolvedProof]:
+    """The run of consecutive words that reads `value`: exact first, then (optionally) the best fuzzy run."""
+    target = _norm(value)
+    if not target or not words:
+        return []
+    size = len(target.split())
+    squashed = target.replace(" ", "")
+    sizes = sorted({max(1, size - 1), size, size + 1})
+    for n in sizes:
+        for i in range(len(words) - n + 1):
+            span = words[i:i + n]
+            text = _norm(" ".join(w.text for w in span))
+            if text == target or (n != size and text.replace(" ", "") == squashed):
+                return [_found(w, w.text, "exact", 1.0) for w in span]
+    if not allow_fuzzy or len(squashed) < 3:
+        return []  # a fuzzy match on one or two characters would find anything
+    best: tuple[float, list[OcrBlock]] = (0.0, [])
+    for n in sizes:
+        for i in range(len(words) - n + 1):
+            span = words[i:i + n]
+            score = fuzz.ratio(target, _norm(" ".join(w.text for w in span)))
+            if score > best[0]:
+                best = (score, span)
+    if best[0] >= FUZZY_MIN:
+        return [_found(w, w.text, "fuzzy", best[0] / 100) for w in best[1]]
+    return []
+
+
+def _resolve_word(ref: WordProof, prompt: PromptDocument, index: BlockIndex) -> list[ResolvedProof]:
+    line = index.by_id.get(prompt.line_ids.get(ref.line, ""))
+    if line is not None:
+        words = index.words_of(line.id)
+        if words:
+            found = _match_span(ref.value, words, allow_fuzzy=True)
+            if found:
+                return found
+        else:  # an engine without WORD blocks: the line itself holds the word
+            target, text = _norm(ref.value), _norm(line.text)
+            if target and target in text:
+                return [_found(line, line.text, "exact", 1.0)]
+            score = fuzz.partial_ratio(target, text) if len(target) >= 3 else 0
+            if score >= FUZZY_MIN:
+                return [_found(line, line.text, "fuzzy", score / 100)]
+        pages = [line.page]
+    else:
+        pages = sorted(index.words_by_page)
+    for page in pages:
+        found = _match_span(ref.value, index.words_by_page.get(page, []), allow_fuzzy=True)
+        if found:
+            # found away from the cited line: never better than fuzzy
+            return [_found(index.by_id[f.block_id], f.text, "fuzzy", min(f.score, 0.99)) for f in found]
+    return []
+
+
+def _resolve_cell(ref: CellProof, prompt: PromptDocument, index: BlockIndex) -> list[ResolvedProof]:
+    table = index.by_id.get(prompt.table_ids.get(ref.table, ""))
+    if table is None:
+        return []
+    cell = index.cell_at(table.id, ref.row, ref.column)
+    if ref.value is None or not ref.value.strip():
+        return [_found(cell, index.text_of(cell), "id", 1.0)] if cell else []
+    target = _norm(ref.value)
+    if cell is not None:
+        text = index.text_of(cell)
+        if _norm(text) == target or target in _norm(text):
+            return [_found(cell, text, "id", 1.0)]
+        score = fuzz.ratio(target, _norm(text))
+        if score >= FUZZY_MIN:
+            return [_found(cell, text, "id", score / 100)]
+    # The model may have miscounted rows or columns: look for the value in the other cells of the table.
+    cells = index.cells_of(table.id)
+    for c in cells:
+        text = index.text_of(c)
+        if _norm(text) == target:
+            return [_found(c, text, "exact", 1.0)]
+    if len(target.replace(" ", "")) >= 3:
+        scored = [(fuzz.ratio(target, _norm(index.text_of(c))), c) for c in cells]
+        if scored:
+            score, best = max(scored, key=lambda s: s[0])
+            if score >= FUZZY_MIN:
+                return [_found(best, index.text_of(best), "fuzzy", score / 100)]
+    # The addressed cell exists but holds something else: it is found; grounding will judge the value.
+    return [_found(cell, index.text_of(cell), "id", 0.0)] if cell else []
+
+
+def resolve_proof(ref: Any, *, prompt: PromptDocument, index: BlockIndex) -> list[ResolvedProof]:
+    """The blocks one proof item points at (several for a WORD value spanning words); [] if none."""
+    if not isinstance(ref, LineProof | TableProof | WordProof | CellProof):
+        try:
+            ref = _REF.validate_python(ref)
+        except pydantic.ValidationError:
+            return []
+    if isinstance(ref, LineProof | TableProof):
+        ids = prompt.line_ids if isinstance(ref, LineProof) else prompt.table_ids
+        block = index.by_id.get(ids.get(ref.id, ""))
+        return [_found(block, index.text_of(block), "id", 1.0)] if block else []
+    if isinstance(ref, WordProof):
+        return _resolve_word(ref, prompt, index)
+    return _resolve_cell(ref, prompt, index)
+
+
+def describe_proof(ref: Any) -> str:
+    """'LINE 12', 'WORD "4°C" of LINE 5', 'CELL r2 c4 of TABLE 3'."""
+    if not isinstance(ref, dict):
+        return str(ref)
+    kind = str(ref.get("type", "?")).upper()
+    if kind in ("LINE", "TABLE"):
+        return f"{kind} {ref.get('id')}"
+    if kind == "WORD":
+        return f"WORD {json.dumps(ref.get('value'), ensure_ascii=False)} of LINE {ref.get('line')}"
+    if kind == "CELL":
+        return f"CELL row {ref.get('row')} column {ref.get('column')} of TABLE {ref.get('table')}"
+    return json.dumps(ref, ensure_ascii=False, default=str)
+
+
+def block_index(ctx: RuleContext) -> BlockIndex:
+    """The context's BlockIndex, built once."""
+    if "block_index" not in ctx.cache:
+        ctx.cache["block_index"] = BlockIndex(ctx.blocks)
+    return ctx.cache["block_index"]
+
+
+def resolve_field(node: dict[str, Any], ctx: RuleContext) -> list[ResolvedProof]:
+    """Resolve a proved field's proofs in a rule context (memoised per proof item, so rules share work)."""
+    if ctx.prompt is None:
+        return []
+    memo: dict[str, list[ResolvedProof]] = ctx.cache.setdefault("resolved", {})
+    out: list[ResolvedProof] = []
+    seen: set[str] = set()
+    for ref in node.get("proof") or []:
+        key = json.dumps(ref, sort_keys=True, default=str)
+        if key not in memo:
+            memo[key] = resolve_proof(ref, prompt=ctx.prompt, index=block_index(ctx))
+        for found in memo[key]:
+            if found.block_id not in seen:
+                seen.add(found.block_id)
+                out.append(found)
+    return out
+
+
+def resolve_proofs(answer: dict[str, Any], *, prompt: PromptDocument, blocks: list[OcrBlock]
+                   ) -> dict[str, list[ResolvedProof]]:
+    """Every proved field of the answer -> the blocks its proofs point at (an empty list when none)."""
+    ctx = RuleContext(prompt=prompt, blocks=blocks)
+    return {path: resolve_field(node, ctx) for path, node in iter_fields(answer)}
+
+
+# --- does the cited text support the value? ----------------------------------------------------------
+
+
+def _alnum(text: str) -> str:
+    return re.sub(r"[^0-9A-Z]", "", fold(text))
+
+
+def _text_supports(value: str, text: str) -> bool:
+    a, b = _alnum(value), _alnum(text)
+    if not a:
+        return True
+    if a in b:
+        return True
+    if sum(c.isdigit() for c in a) * 2 > len(a):
+        return False  # ids and codes must match exactly: one digit off is another id
+    return len(a) >= 4 and fuzz.partial_ratio(a, b) >= _TEXT_FUZZY_MIN
+
+
+def _number_supported(target: Fraction, text: str, *, word_numbers: bool) -> bool:
+    if target in numbers_in_text(text):
+        return True
+    return word_numbers and target.denominator == 1 and int(target) in digit_word_runs(text)
+
+
+def supports(value: Any, text: str, *, word_numbers: bool = False) -> bool:
+    """Whether `text` (what the proofs cite) shows `value`.
+
+    Numbers are compared as numbers whatever their writing ('1.234,56' / '1,234.56' / '0056', '50%' for
+    0.5, '1/3'); dates as dates whatever their format; other text ignoring case, accents and punctuation
+    (and small OCR slips for wordy values). With `word_numbers`, a run of Spanish digit words in the text
+    counts as showing its number, and a value in digit words is compared with the runs in the text.
+    """
+    if value is None or isinstance(value, bool):
+        return True
+    if isinstance(value, int | float | Decimal):
+        return _number_supported(Fraction(Decimal(str(value))), text, word_numbers=word_numbers)
+    if not isinstance(value, str):
+        return True  # lists and objects are not leaf values; nothing to compare
+    if not value.strip():
+        return True
+    if word_numbers:
+        spelled = parse_digit_words(value)
+        if spelled is not None:
+            return spelled in digit_word_runs(text)
+    number = parse_number(value)
+    if number is None and re.search(r"\d", value):
+        number = parse_fraction(value)
+    if number is not None:
+        return _number_supported(Fraction(number), text, word_numbers=word_numbers)
+    dates = parse_dates(value)
+    if dates and dates & dates_in_text(text):
+        return True
+    return _text_supports(value, text)
+
+
+# --- the two universal rules -------------------------------------------------------------------------
+
+
+def _has_value(value: Any) -> bool:
+    return value is not None and not (isinstance(value, str) and not value.strip())
+
+
+def _proof_found(answer: dict[str, Any], ctx: RuleContext) -> list[Violation]:
+    if ctx.prompt is None:  # the model saw no tagged text: nothing it could have cited
+        return []
+    out = []
+    for path, node in iter_fields(answer):
+        if not _has_value(node.get("value")):
+            continue
+        refs = node.get("proof") or []
+        if not refs:
+            out.append(Violation(
+                code="proof_found", fields=(path,), expected="at least one proof", found="no proof",
+                message=f"{path}: the value {json.dumps(node['value'], ensure_ascii=False)} has no proof; "
+                        "cite the LINE, WORD, CELL or TABLE it was read from"))
+        elif not resolve_field(node, ctx):
+            cited = "; ".join(describe_proof(r) for r in refs)
+            out.append(Violation(
+                code="proof_found", fields=(path,), expected="a proof that exists in the document", found=cited,
+                message=f"{path}: its proof ({cited}) points at nothing in the document; cite ids that appear "
+                        "in the text and copy WORD values exactly"))
+    return out
+
+
+def _shorten(text: str, limit: int = 120) -> str:
+    text = " ".join(text.split())
+    return text if len(text) <= limit else text[: limit - 1] + "…"
+
+
+def _value_grounded_rule(*, word_numbers: bool) -> Rule:
+    def value_grounded(answer: dict[str, Any], ctx: RuleContext) -> list[Violation]:
+        if ctx.prompt is None:
+            return []
+        out = []
+        for path, node in iter_fields(answer):
+            value = node.get("value")
+            if not _has_value(value):
+                continue
+            found = resolve_field(node, ctx)
+            if not found:
+                continue  # proof_found already says so
+            text = " ".join(f.text for f in found)
+            if supports(value, text, word_numbers=word_numbers):
+                continue
+            shown = json.dumps(value, ensure_ascii=False)
+            out.append(Violation(
+                code="value_grounded", fields=(path,), expected=value if isinstance(value, int | float | str)
+                else shown, found=_shorten(text),
+                message=f"{path}: the answer says {shown} but the cited text reads \"{_shorten(text)}\", "
+                        "which does not show that value"))
+        return out
+
+    return value_grounded
+
+
+def universal_rules(*, word_numbers: bool = False) -> list[Rule]:
+    """The proof rules every document type gets, after its own rules."""
+    return [_proof_found, _value_grounded_rule(word_numbers=word_numbers)]

@@ -1,0 +1,10 @@
+"""Writes. The transitions module is the only code that changes a Document's state."""
+
+from extraction.services.transitions import (
+    TransitionError,
+    document_fail,
+    document_review_transition,
+    document_transition,
+)
+
+__all__ = ["TransitionError", "document_fail", "document_review_transition", "document_transition"]

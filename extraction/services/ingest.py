@@ -1,0 +1,125 @@
+"""Batches from uploaded files: every file is kept, each document-to-be becomes a Document row."""
+
+from __future__ import annotations
+
+import logging
+import tempfile
+from dataclasses import dataclass
+from pathlib import Path
+
+from django.conf import settings
+from django.core.files import File
+from django.db import transaction
+
+from extraction import intake
+from extraction.models import Batch, Document, Upload
+from extraction.states import Status
+
+log = logging.getLogger(__name__)
+
+
+@dataclass(frozen=True)
+class IncomingFile:
+    filename: str
+    path: Path  # a local file the caller owns until the call returns
+
+
+def intake_limits() -> intake.Limits:
+    return intake.Limits(
+        max_file_bytes=settings.UPLOAD_MAX_FILE_MB * 1024 * 1024,
+        max_pages=settings.UPLOAD_MAX_PAGES,
+        max_pixels=settings.UPLOAD_MAX_PIXELS,
+        render_dpi=settings.RENDER_DPI,
+        max_zip_files=settings.UPLOAD_MAX_ZIP_FILES,
+    )
+
+
+def _clean_name(name: str) -> str:
+    base = Path(name.replace("\\", "/")).name or "unnamed"
+    return base[:200]
+
+
+def batch_create(*, name: str, doctype: str, ocr_engine: str, options: dict | None = None, user=None) -> Batch:
+    return Batch.objects.create(name=name, doctype=doctype, ocr_engine=ocr_engine, settings=options or {}, created_by=user)
+
+
+def batch_add_files(*, batch: Batch, files: list[IncomingFile]) -> list[Document]:
+    """Store every file unchanged, expand zips, check each document, and queue the good ones.
+
+    A bad file or zip member becomes a FAILED document with the reason; the rest goes on.
+    """
+    limits = intake_limits()
+    documents: list[Document] = []
+    seen: dict[str, Document] = {
+        d.sha256: d for d in batch.documents.filter(duplicate_of__isnull=True).exclude(sha256="")
+    }
+    with tempfile.TemporaryDirectory(prefix="proofdesk-intake-") as tmp:
+        for index, incoming in enumerate(files):
+            upload = _store_upload(batch=batch, incoming=incoming)
+            out_dir = Path(tmp) / str(index)
+            out_dir.mkdir()
+            for entry in intake.expand_upload(
+                path=incoming.path, filename=incoming.filename, out_dir=out_dir, limits=limits
+            ):
+                documents.append(_document_from_entry(batch=batch, upload=upload, entry=entry, seen=seen, limits=limits))
+    from extraction.tasks import queue_documents
+
+    queue_documents([d.id for d in documents if d.status == Status.QUEUED.value])
+    return documents
+
+
+def _store_upload(*, batch: Batch, incoming: IncomingFile) -> Upload:
+    sha = intake.sha256_file(incoming.path)
+    upload = Upload(batch=batch, filename=_clean_name(incoming.filename), sha256=sha, size=incoming.path.stat().st_size)
+    with incoming.path.open("rb") as fh:
+        upload.file.save(upload.filename, File(fh), save=False)
+    upload.save()
+    return upload
+
+
+def _document_from_entry(*, batch, upload, entry: intake.Entry, seen: dict, limits: intake.Limits) -> Document:
+    filename = _clean_name(entry.name)
+    doc = Document(batch=batch, upload=upload, filename=filename)
+    if entry.path is None:
+        # The bytes could not be taken out safely; the upload row keeps the original archive.
+        return _save_failed(doc, entry.error)
+    doc.sha256 = intake.sha256_file(entry.path)
+    doc.size = entry.path.stat().st_size
+    with entry.path.open("rb") as fh:
+        doc.original.save(filename, File(fh), save=False)
+    if entry.error is not None:
+        return _save_failed(doc, entry.error)
+    if doc.sha256 in seen:
+        first = seen[doc.sha256]
+        doc.duplicate_of = first
+        return _save_failed(
+            doc,
+            intake.IntakeError("duplicate", f"Same content as {first.filename} in this batch; it is processed once."),
+        )
+    try:
+        info = intake.inspect_file(path=entry.path, filename=filename, limits=limits)
+    except intake.IntakeError as exc:
+        return _save_failed(doc, exc)
+    doc.kind, doc.mime, doc.page_count = info.kind, info.mime, info.pages
+    doc.status = Status.QUEUED.value
+    doc.save()
+    seen[doc.sha256] = doc
+    return doc
+
+
+def _save_failed(doc: Document, error: intake.IntakeError) -> Document:
+    doc.status = Status.FAILED.value
+    doc.error_code = error.code[:40]
+    doc.error_message = error.message
+    doc.save()
+    log.info("document %s rejected at intake: %s", doc.filename, error.code)
+    return doc
+
+
+@transaction.atomic
+def batch_create_from_files(
+    *, name: str, doctype: str, ocr_engine: str, files: list[IncomingFile], options: dict | None = None, user=None
+) -> Batch:
+    batch = batch_create(name=name, doctype=doctype, ocr_engine=ocr_engine, options=options, user=user)
+    batch_add_files(batch=batch, files=files)
+    return batch

@@ -1,0 +1,128 @@
+"""Process one document: render its pages, OCR them into blocks, run the extraction loop.
+
+Each step writes its own rows; a fault ends the document as FAILED with a message, retryable.
+"""
+
+from __future__ import annotations
+
+import logging
+import tempfile
+from datetime import timedelta
+from pathlib import Path
+
+from django.conf import settings
+from django.core.files import File
+from django.db import transaction
+from django.utils import timezone
+
+from extraction import render
+from extraction.models import Block, Document, Page
+from extraction.ocr.blocks import OcrError, OcrPage, PageImage, SourceDocument
+from extraction.services.engines import engine_for
+from extraction.services.transitions import document_fail, document_transition
+from extraction.states import Status
+from extraction.storage import local_path
+
+log = logging.getLogger(__name__)
+
+
+def document_process(*, document_id: int) -> str:
+    """Claim a queued document and take it to a final state. Returns what happened, for logs."""
+    if not document_transition(document_id=document_id, to=Status.PROCESSING, error_code="", error_message=""):
+        return "not claimed"  # someone else has it, or it is already done: a second delivery is a no-op
+    document = Document.objects.select_related("batch").get(pk=document_id)
+    try:
+        if not document.pages.exists() or not document.blocks.exists():
+            document_read(document=document)
+        from extraction.services.extract import extraction_run
+
+        return extraction_run(document=document)
+    except (render.RenderError, OcrError) as exc:
+        document_fail(document_id=document_id, code="render" if isinstance(exc, render.RenderError) else "ocr",
+                      message=str(exc))
+        return "failed"
+    except Exception as exc:  # a fault we did not foresee still ends in a clear, retryable state
+        log.exception("document %s failed", document_id)
+        document_fail(document_id=document_id, code="internal", message=f"Processing stopped: {type(exc).__name__}: {exc}")
+        return "failed"
+
+
+def document_read(*, document: Document) -> list[Page]:
+    """Render and OCR a document, replacing its pages and blocks."""
+    with tempfile.TemporaryDirectory(prefix="proofdesk-pages-") as tmp, local_path(document.original.name) as source:
+        rendered = render.render_document(
+            source=source, kind=document.kind, out_dir=Path(tmp), dpi=settings.RENDER_DPI,
+            renderer=settings.RENDERER, max_pages=settings.UPLOAD_MAX_PAGES,
+        )
+        ocr_pages = _ocr(document=document, source=source, rendered=rendered)
+        with transaction.atomic():
+            document.pages.all().delete()
+            pages = [_save_page(document=document, rendered_page=r) for r in rendered]
+            by_number = {p.number: p for p in pages}
+            for ocr_page in ocr_pages:
+                page = by_number.get(ocr_page.number)
+                if page is None:
+                    raise OcrError(f"the OCR engine returned page {ocr_page.number}, which the document does not have")
+                page.engine = ocr_page.engine
+                page.save(update_fields=["engine"])
+                blocks_save(document=document, page=page, ocr_page=ocr_page)
+            Document.objects.filter(pk=document.pk).update(page_count=len(pages))
+    return pages
+
+
+def _ocr(*, document: Document, source: Path, rendered: list[render.RenderedPage]) -> list[OcrPage]:
+    if document.textract_import:
+        from extraction.ocr.textract import load_textract_json
+
+        with document.textract_import.open("rb") as fh:
+            return load_textract_json(fh.read())
+    engine = engine_for(document.batch.ocr_engine or settings.OCR_ENGINE)
+    images = [PageImage(number=r.number, path=r.path, width=r.width, height=r.height) for r in rendered]
+    return engine.read(SourceDocument(path=source, kind=document.kind, pages=images))
+
+
+def _save_page(*, document: Document, rendered_page: render.RenderedPage) -> Page:
+    page = Page(document=document, number=rendered_page.number, width=rendered_page.width, height=rendered_page.height)
+    with rendered_page.path.open("rb") as fh:
+        page.image.save(f"page-{rendered_page.number:04d}.png", File(fh), save=False)
+    with rendered_page.preview_path.open("rb") as fh:
+        page.preview.save(f"page-{rendered_page.number:04d}-preview.jpg", File(fh), save=False)
+    page.save()
+    return page
+
+
+def blocks_save(*, document: Document, page: Page, ocr_page: OcrPage) -> list[Block]:
+    """Store a page's blocks with their parent links (two passes: rows first, then parents)."""
+    rows = [
+        Block(
+            document=document, page=page, key=b.id[:100], type=b.type.value, text=b.text,
+            left=b.bbox.left, top=b.bbox.top, width=b.bbox.width, height=b.bbox.height,
+            polygon=[list(p) for p in b.polygon] if b.polygon else None, confidence=b.confidence,
+            order=b.order, row=b.row, column=b.column, row_span=b.row_span, column_span=b.column_span,
+        )
+        for b in ocr_page.blocks
+    ]
+    created = Block.objects.bulk_create(rows, batch_size=1000)
+    by_key = {b.key: b for b in created}
+    with_parent = []
+    for ocr_block, row in zip(ocr_page.blocks, created, strict=True):
+        parent = by_key.get(ocr_block.parent or "")
+        if parent is not None and parent.pk != row.pk:
+            row.parent_id = parent.pk
+            with_parent.append(row)
+    Block.objects.bulk_update(with_parent, ["parent"], batch_size=1000)
+    return created
+
+
+def documents_requeue_stuck(*, older_than: timedelta | None = None) -> int:
+    """Give documents stuck in processing (their worker died) back to the queue, and queue them."""
+    from extraction.tasks import queue_documents
+
+    cutoff = timezone.now() - (older_than or timedelta(minutes=settings.STUCK_PROCESSING_MINUTES))
+    stuck = list(
+        Document.objects.filter(status=Status.PROCESSING.value, processing_started_at__lt=cutoff).values_list("id", flat=True)
+    )
+    requeued = [i for i in stuck if document_transition(document_id=i, to=Status.QUEUED)]
+    with transaction.atomic():
+        queue_documents(requeued)
+    return len(requeued)

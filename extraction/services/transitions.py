@@ -1,0 +1,47 @@
+"""Writes, and the only place that moves a Document between states.
+
+Every transition is a conditional UPDATE on the current state: when two workers or two people race,
+exactly one update matches a row and the other sees a count of 0 and stops.
+"""
+
+from __future__ import annotations
+
+from django.db import transaction
+from django.db.models import F
+from django.utils import timezone
+
+from extraction.models import Document
+from extraction.states import ReviewStatus, Status, review_sources_for, sources_for
+
+
+class TransitionError(Exception):
+    """The document was not in a state that allows this change (someone else got there first)."""
+
+
+def document_transition(*, document_id: int, to: Status, **fields) -> bool:
+    """Move a document to `to` if its current state allows it; return whether this call did it."""
+    now = timezone.now()
+    extra = dict(fields)
+    if to == Status.PROCESSING:
+        extra.setdefault("processing_started_at", now)
+        extra.setdefault("attempts", F("attempts") + 1)
+    if to in (Status.PASSED, Status.FLAGGED, Status.FAILED):
+        extra.setdefault("processed_at", now)
+    updated = Document.objects.filter(pk=document_id, status__in=[s.value for s in sources_for(to)]).update(
+        status=to.value, status_changed_at=now, version=F("version") + 1, **extra
+    )
+    return updated == 1
+
+
+def document_review_transition(*, document_id: int, to: ReviewStatus, expected_version: int | None = None, **fields) -> bool:
+    qs = Document.objects.filter(pk=document_id, review_status__in=[s.value for s in review_sources_for(to)])
+    if expected_version is not None:
+        qs = qs.filter(version=expected_version)
+    updated = qs.update(review_status=to.value, version=F("version") + 1, **fields)
+    return updated == 1
+
+
+@transaction.atomic
+def document_fail(*, document_id: int, code: str, message: str) -> bool:
+    """A clear, retryable error on one document. Allowed from queued or processing."""
+    return document_transition(document_id=document_id, to=Status.FAILED, error_code=code[:40], error_message=message)

@@ -1,0 +1,28 @@
+"""Thin Celery tasks: they take ids and call one service."""
+
+from __future__ import annotations
+
+from celery import shared_task
+from django.db import transaction
+
+
+def queue_documents(document_ids: list[int]) -> None:
+    """Queue processing once the rows are committed, so a worker never looks for a row not yet there."""
+    for document_id in document_ids:
+        transaction.on_commit(lambda document_id=document_id: process_document.delay(document_id))
+
+
+# acks_late: a worker killed mid-document leaves the message on the broker; the claim in the service
+# (queued -> processing, checked by row count) makes a second delivery a no-op.
+@shared_task(acks_late=True, reject_on_worker_lost=True, max_retries=0, ignore_result=True)
+def process_document(document_id: int) -> str:
+    from extraction.services.pipeline import document_process
+
+    return document_process(document_id=document_id)
+
+
+@shared_task(ignore_result=True)
+def requeue_stuck_documents() -> int:
+    from extraction.services.pipeline import documents_requeue_stuck
+
+    return documents_requeue_stuck()

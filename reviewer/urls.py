@@ -1,0 +1,15 @@
+from django.contrib.auth import views as auth_views
+from django.urls import path
+
+from reviewer.views import audit, batches, home, queue
+
+urlpatterns = [
+    path("", home.home, name="home"),
+    path("login/", auth_views.LoginView.as_view(template_name="auth/login.html", redirect_authenticated_user=True), name="login"),
+    path("logout/", auth_views.LogoutView.as_view(), name="logout"),
+    path("batches/", batches.batch_list, name="batch_list"),
+    path("batches/new/", batches.batch_upload, name="batch_upload"),
+    path("batches/<int:batch_id>/", batches.batch_detail, name="batch_detail"),
+    path("queue/", queue.queue, name="queue"),
+    path("audit/", audit.audit_home, name="audit_home"),
+]

@@ -1,0 +1,73 @@
+import tempfile
+from pathlib import Path
+
+from django.contrib import messages
+from django.http import HttpRequest, HttpResponse
+from django.shortcuts import get_object_or_404, redirect, render
+
+from extraction import selectors
+from extraction.models import Batch
+from extraction.services.ingest import IncomingFile, batch_create_from_files
+from reviewer.access import role_required
+from reviewer.forms import UploadForm
+from reviewer.roles import ADMIN, SUPERVISOR
+
+
+def get_batch(request: HttpRequest, batch_id: int) -> Batch:
+    """The access helper for a batch: 404 when it does not exist (roles are checked by the view)."""
+    return get_object_or_404(Batch, pk=batch_id)
+
+
+@role_required(ADMIN, SUPERVISOR)
+def batch_list(request: HttpRequest) -> HttpResponse:
+    return render(request, "batches/list.html", {"batches": selectors.batch_list_with_counts()})
+
+
+@role_required(ADMIN, SUPERVISOR)
+def batch_detail(request: HttpRequest, batch_id: int) -> HttpResponse:
+    batch = get_batch(request, batch_id)
+    counts = selectors.batch_status_counts(batch=batch)
+    context = {"batch": batch, "counts": counts, "documents": batch.documents.order_by("created_at", "id")[:500]}
+    if request.htmx and request.GET.get("partial") == "progress":
+        response = render(request, "batches/detail.html#progress", context)
+        if counts["total"] and counts["done"] == counts["total"]:
+            response.status_code = 286  # htmx stops polling
+        return response
+    return render(request, "batches/detail.html", context)
+
+
+@role_required(ADMIN)
+def batch_upload(request: HttpRequest) -> HttpResponse:
+    if request.method == "POST":
+        form = UploadForm(request.POST, request.FILES)
+        if form.is_valid():
+            batch = _create_batch(request, form)
+            messages.success(request, f"Batch {batch.name} created; its documents are queued.")
+            return redirect("batch_detail", batch_id=batch.id)
+    else:
+        form = UploadForm()
+    return render(request, "batches/upload.html", {"form": form})
+
+
+def _create_batch(request: HttpRequest, form: UploadForm) -> Batch:
+    options = {}
+    if form.cleaned_data.get("max_rounds"):
+        options["max_rounds"] = form.cleaned_data["max_rounds"]
+    if form.cleaned_data.get("llm_input"):
+        options["llm_input"] = form.cleaned_data["llm_input"]
+    with tempfile.TemporaryDirectory(prefix="proofdesk-upload-") as tmp:
+        incoming = []
+        for index, uploaded in enumerate(form.cleaned_data["files"]):
+            path = Path(tmp) / f"{index}"
+            with path.open("wb") as out:
+                for chunk in uploaded.chunks():
+                    out.write(chunk)
+            incoming.append(IncomingFile(filename=uploaded.name, path=path))
+        return batch_create_from_files(
+            name=form.cleaned_data["name"],
+            doctype=form.cleaned_data["doctype"],
+            ocr_engine=form.cleaned_data["ocr_engine"],
+            files=incoming,
+            options=options,
+            user=request.user,
+        )

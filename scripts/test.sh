@@ -1,0 +1,13 @@
+#!/usr/bin/env bash
+# The whole suite against PostgreSQL and Redis, with a real Celery worker and Debian's chromium.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+bash scripts/services.sh
+export DATABASE_URL="${TEST_DATABASE_URL:-postgres://postgres:postgres@127.0.0.1:5432/proofdesk}"
+export CELERY_BROKER_URL="${TEST_CELERY_BROKER_URL:-redis://127.0.0.1:6379/14}"
+export PROOFDESK_VAR_DIR="${PROOFDESK_VAR_DIR:-$PWD/var/test}"
+export OMP_THREAD_LIMIT=1
+# Playwright's sync API runs an event loop in the test thread; the ORM calls beside it are ours.
+export DJANGO_ALLOW_ASYNC_UNSAFE=true
+unset LLM_BASE_URL LLM_MODEL LLM_API_KEY
+exec .venv/bin/python -m pytest "$@"

@@ -1,0 +1,49 @@
+"""Shared fixtures: one user per role plus an outsider, and paths to ../shared."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+ROOT = Path(__file__).resolve().parents[1]
+SHARED = ROOT.parent / "shared"
+PASSWORD = "correct-horse-battery-9"
+
+
+def shared_data(*parts: str) -> Path:
+    """A path under ../shared/data, or skip the test when ../shared is not beside the project."""
+    path = SHARED.joinpath("data", *parts)
+    if not path.exists():
+        pytest.skip(f"{path} is not here: the sample data lives in ../shared beside the project (CI has it)")
+    return path
+
+
+@pytest.fixture
+def users(db):
+    from django.contrib.auth.models import Group, User
+
+    made = {}
+    for role in ("admin", "reviewer", "supervisor", "outsider"):
+        user = User.objects.create_user(username=role, password=PASSWORD)
+        if role != "outsider":
+            user.groups.add(Group.objects.get(name=role))
+        made[role] = user
+    return made
+
+
+@pytest.fixture
+def client_as(client, users):
+    """client_as("reviewer") returns a test client logged in as that role."""
+
+    def login(role: str):
+        if role != "anonymous":
+            client.force_login(users[role])
+        return client
+
+    return login
+
+
+from tests.llm_server import llm_server  # noqa: E402,F401  (fixture)
+from tests.worker import celery_worker_process, worker_env  # noqa: E402,F401  (fixtures)
+from tests.browser import browser, page  # noqa: E402,F401  (fixtures)
