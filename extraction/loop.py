@@ -13,8 +13,15 @@ from typing import Any, Literal, Protocol
 
 from extraction.rules import Violation
 
-__all__ = ["AnswerParseError", "Attempt", "LoopObserver", "LoopResult", "RoundOutcome", "StopReason",
-           "run_validation_loop"]
+__all__ = [
+    "AnswerParseError",
+    "Attempt",
+    "LoopObserver",
+    "LoopResult",
+    "RoundOutcome",
+    "StopReason",
+    "run_validation_loop",
+]
 
 StopReason = Literal["passed", "stagnated", "exhausted", "error"]
 
@@ -88,8 +95,13 @@ class LoopObserver(Protocol):
 
 
 def _parse_error_violation(err: AnswerParseError) -> Violation:
-    return Violation(code="parse_error", message=f"The answer could not be read: {err.message}",
-                     fields=(), expected="one JSON object following the schema", found=err.message)
+    return Violation(
+        code="parse_error",
+        message=f"The answer could not be read: {err.message}",
+        fields=(),
+        expected="one JSON object following the schema",
+        found=err.message,
+    )
 
 
 def _best(rounds: Sequence[RoundOutcome]) -> RoundOutcome | None:
@@ -146,7 +158,10 @@ def run_validation_loop(
             return LoopResult(reason="passed", best=outcome, rounds=rounds)
         if len(rounds) >= 2 and _signature(rounds[-2]) == _signature(outcome):
             return LoopResult(reason="stagnated", best=_best(rounds), rounds=rounds)
-        attempt = Attempt(round=number + 1, previous_answer=outcome.answer,
-                          previous_violations=tuple(outcome.violations),
-                          previous_raw=outcome.raw if outcome.answer is None else None)
+        attempt = Attempt(
+            round=number + 1,
+            previous_answer=outcome.answer,
+            previous_violations=tuple(outcome.violations),
+            previous_raw=outcome.raw if outcome.answer is None else None,
+        )
     return LoopResult(reason="exhausted", best=_best(rounds), rounds=rounds)

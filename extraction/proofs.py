@@ -41,8 +41,18 @@ from extraction.rules import (
     parse_number,
 )
 
-__all__ = ["FUZZY_MIN", "BlockIndex", "ResolvedProof", "block_index", "describe_proof", "resolve_field", "resolve_proof",
-           "resolve_proofs", "supports", "universal_rules"]
+__all__ = [
+    "FUZZY_MIN",
+    "BlockIndex",
+    "ResolvedProof",
+    "block_index",
+    "describe_proof",
+    "resolve_field",
+    "resolve_proof",
+    "resolve_proofs",
+    "supports",
+    "universal_rules",
+]
 
 FUZZY_MIN = 80  # rapidfuzz ratio (0..100) for a loose WORD/CELL reference to count as found
 _TEXT_FUZZY_MIN = 90  # partial ratio for a text value to count as supported by its cited text
@@ -63,9 +73,15 @@ class ResolvedProof:
 
     def to_dict(self) -> dict[str, Any]:
         b = self.bbox
-        return {"block_id": self.block_id, "page": self.page, "type": self.type, "text": self.text,
-                "method": self.method, "score": self.score,
-                "bbox": {"left": b.left, "top": b.top, "width": b.width, "height": b.height}}
+        return {
+            "block_id": self.block_id,
+            "page": self.page,
+            "type": self.type,
+            "text": self.text,
+            "method": self.method,
+            "score": self.score,
+            "bbox": {"left": b.left, "top": b.top, "width": b.width, "height": b.height},
+        }
 
 
 class BlockIndex:
@@ -105,16 +121,26 @@ class BlockIndex:
 
     def cell_at(self, table_id: str, row: int, column: int) -> OcrBlock | None:
         for c in self.cells_of(table_id):
-            if (c.row is not None and c.column is not None
-                    and c.row <= row < c.row + max(c.row_span, 1)
-                    and c.column <= column < c.column + max(c.column_span, 1)):
+            if (
+                c.row is not None
+                and c.column is not None
+                and c.row <= row < c.row + max(c.row_span, 1)
+                and c.column <= column < c.column + max(c.column_span, 1)
+            ):
                 return c
         return None
 
 
 def _found(block: OcrBlock, text: str, method: Method, score: float) -> ResolvedProof:
-    return ResolvedProof(block_id=block.id, page=block.page, bbox=block.bbox, type=str(block.type), text=text,
-                         method=method, score=round(score, 3))
+    return ResolvedProof(
+        block_id=block.id,
+        page=block.page,
+        bbox=block.bbox,
+        type=str(block.type),
+        text=text,
+        method=method,
+        score=round(score, 3),
+    )
 
 
 def _norm(text: str) -> str:
@@ -131,7 +157,7 @@ def _match_span(value: str, words: list[OcrBlock], *, allow_fuzzy: bool) -> list
     sizes = sorted({max(1, size - 1), size, size + 1})
     for n in sizes:
         for i in range(len(words) - n + 1):
-            span = words[i:i + n]
+            span = words[i : i + n]
             text = _norm(" ".join(w.text for w in span))
             if text == target or (n != size and text.replace(" ", "") == squashed):
                 return [_found(w, w.text, "exact", 1.0) for w in span]
@@ -140,7 +166,7 @@ def _match_span(value: str, words: list[OcrBlock], *, allow_fuzzy: bool) -> list
     best: tuple[float, list[OcrBlock]] = (0.0, [])
     for n in sizes:
         for i in range(len(words) - n + 1):
-            span = words[i:i + n]
+            span = words[i : i + n]
             score = fuzz.ratio(target, _norm(" ".join(w.text for w in span)))
             if score > best[0]:
                 best = (score, span)
@@ -261,8 +287,9 @@ def resolve_field(node: dict[str, Any], ctx: RuleContext) -> list[ResolvedProof]
     return out
 
 
-def resolve_proofs(answer: dict[str, Any], *, prompt: PromptDocument, blocks: list[OcrBlock]
-                   ) -> dict[str, list[ResolvedProof]]:
+def resolve_proofs(
+    answer: dict[str, Any], *, prompt: PromptDocument, blocks: list[OcrBlock]
+) -> dict[str, list[ResolvedProof]]:
     """Every proved field of the answer -> the blocks its proofs point at (an empty list when none)."""
     ctx = RuleContext(prompt=prompt, blocks=blocks)
     return {path: resolve_field(node, ctx) for path, node in iter_fields(answer)}
@@ -339,16 +366,28 @@ def _proof_found(answer: dict[str, Any], ctx: RuleContext) -> list[Violation]:
             continue
         refs = node.get("proof") or []
         if not refs:
-            out.append(Violation(
-                code="proof_found", fields=(path,), expected="at least one proof", found="no proof",
-                message=f"{path}: the value {json.dumps(node['value'], ensure_ascii=False)} has no proof; "
-                        "cite the LINE, WORD, CELL or TABLE it was read from"))
+            out.append(
+                Violation(
+                    code="proof_found",
+                    fields=(path,),
+                    expected="at least one proof",
+                    found="no proof",
+                    message=f"{path}: the value {json.dumps(node['value'], ensure_ascii=False)} has no "
+                    "proof; cite the LINE, WORD, CELL or TABLE it was read from",
+                )
+            )
         elif not resolve_field(node, ctx):
             cited = "; ".join(describe_proof(r) for r in refs)
-            out.append(Violation(
-                code="proof_found", fields=(path,), expected="a proof that exists in the document", found=cited,
-                message=f"{path}: its proof ({cited}) points at nothing in the document; cite ids that appear "
-                        "in the text and copy WORD values exactly"))
+            out.append(
+                Violation(
+                    code="proof_found",
+                    fields=(path,),
+                    expected="a proof that exists in the document",
+                    found=cited,
+                    message=f"{path}: its proof ({cited}) points at nothing in the document; cite ids that "
+                    "appear in the text and copy WORD values exactly",
+                )
+            )
     return out
 
 
@@ -373,11 +412,16 @@ def _value_grounded_rule(*, word_numbers: bool) -> Rule:
             if supports(value, text, word_numbers=word_numbers):
                 continue
             shown = json.dumps(value, ensure_ascii=False)
-            out.append(Violation(
-                code="value_grounded", fields=(path,), expected=value if isinstance(value, int | float | str)
-                else shown, found=_shorten(text),
-                message=f"{path}: the answer says {shown} but the cited text reads \"{_shorten(text)}\", "
-                        "which does not show that value"))
+            out.append(
+                Violation(
+                    code="value_grounded",
+                    fields=(path,),
+                    expected=value if isinstance(value, int | float | str) else shown,
+                    found=_shorten(text),
+                    message=f'{path}: the answer says {shown} but the cited text reads "{_shorten(text)}", '
+                    "which does not show that value",
+                )
+            )
         return out
 
     return value_grounded

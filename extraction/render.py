@@ -140,7 +140,7 @@ def _safe_zoom(width_pt: float, height_pt: float, dpi: int) -> float:
     zoom = dpi / 72
     pixels = width_pt * zoom * height_pt * zoom
     if pixels > MAX_PAGE_PIXELS:
-        zoom *= (MAX_PAGE_PIXELS / pixels) ** 0.5
+        zoom *= (MAX_PAGE_PIXELS / pixels) ** 0.5 * 0.995  # MuPDF rounds the pixel size up
     return zoom
 
 

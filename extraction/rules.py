@@ -8,6 +8,7 @@ leaf field is a "proved" dict `{"value": ..., "proof": [...]}` and is named by a
 from __future__ import annotations
 
 import copy
+import functools
 import json
 import re
 import unicodedata
@@ -50,13 +51,23 @@ class Violation:
         return (self.code, self.fields, self.found)
 
     def to_dict(self) -> dict[str, Any]:
-        return {"code": self.code, "message": self.message, "fields": list(self.fields),
-                "expected": self.expected, "found": self.found}
+        return {
+            "code": self.code,
+            "message": self.message,
+            "fields": list(self.fields),
+            "expected": self.expected,
+            "found": self.found,
+        }
 
     @classmethod
     def from_dict(cls, data: dict[str, Any]) -> Violation:
-        return cls(code=data["code"], message=data.get("message", ""), fields=tuple(data.get("fields") or ()),
-                   expected=data.get("expected"), found=data.get("found"))
+        return cls(
+            code=data["code"],
+            message=data.get("message", ""),
+            fields=tuple(data.get("fields") or ()),
+            expected=data.get("expected"),
+            found=data.get("found"),
+        )
 
 
 def _json_safe(value: Any) -> JsonScalar:
@@ -112,10 +123,15 @@ def evaluate_rubric(answer: dict[str, Any], checks: Iterable[RubricCheck], judge
     for check in checks:
         passed, reason = judge(check.question, answer_json)
         if not passed:
-            out.append(Violation(
-                code=f"rubric:{check.code}",
-                message=f"A reviewer check failed: {check.question} — {reason or 'no reason given'}",
-                fields=check.fields, expected="yes", found=reason or "no"))
+            out.append(
+                Violation(
+                    code=f"rubric:{check.code}",
+                    message=f"A reviewer check failed: {check.question} — {reason or 'no reason given'}",
+                    fields=check.fields,
+                    expected="yes",
+                    found=reason or "no",
+                )
+            )
     return out
 
 
@@ -128,18 +144,27 @@ def schema_violations(doctype: DocumentType, answer: Any) -> list[Violation]:
     except pydantic.ValidationError as err:
         out = []
         for item in err.errors(include_url=False):
-            path = loc_to_path(item["loc"])
+            loc = list(item["loc"])
+            if loc[-1:] == ["value"]:
+                loc = loc[:-1]  # the field is the proved leaf the desk edits, not its inner "value"
+            path = loc_to_path(loc)
             got = item.get("input") if item["type"] != "missing" else None
-            out.append(Violation(
-                code="schema", message=f"{path or 'the answer'}: {item['msg']}",
-                fields=(path,) if path else (), expected=None,
-                found=_short(got) if item["type"] != "missing" else "missing"))
+            out.append(
+                Violation(
+                    code="schema",
+                    message=f"{path or 'the answer'}: {item['msg']}",
+                    fields=(path,) if path else (),
+                    expected=None,
+                    found=_short(got) if item["type"] != "missing" else "missing",
+                )
+            )
         return out
     return []
 
 
-def make_validator(doctype: DocumentType, ctx: RuleContext, judge: Judge | None = None
-                   ) -> Callable[[Any], list[Violation]]:
+def make_validator(
+    doctype: DocumentType, ctx: RuleContext, judge: Judge | None = None
+) -> Callable[[Any], list[Violation]]:
     """The `validate` callable for the loop: schema, then the type's rules and the universal proof rules,
     then (only when all of those pass) the type's rubric through the judge."""
     from extraction.proofs import universal_rules  # proofs imports this module
@@ -253,7 +278,8 @@ def proved_paths(answer: Any) -> list[str]:
 
 # --- numbers -----------------------------------------------------------------------------------------
 
-_NUMBER_TOKEN = re.compile(r"[-−]?\d[\d.,'’/]*%?")
+# a minus sign only where it cannot be a hyphen inside a code ("XJ-7781" shows 7781, not -7781)
+_NUMBER_TOKEN = re.compile(r"(?:(?<![\w.,])[-−])?\d[\d.,'’/]*%?")
 _CLEAN_AMOUNT = re.compile(r"[^\d.,'’\-−+/%]")
 
 
@@ -322,7 +348,7 @@ def parse_number(value: Any) -> Decimal | None:
 
 
 def parse_fraction(value: Any) -> Fraction | None:
-    """A share as an exact Fraction: '1/3', '33.33%', '33,33 %', 0.5, '0.5', 1 -> Fraction; None if not one."""
+    """A share as an exact Fraction ('1/3', '33.33%', '33,33 %', 0.5, '0.5', 1); None if not one."""
     if isinstance(value, bool) or value is None:
         return None
     if isinstance(value, int | float | Decimal):
@@ -363,8 +389,11 @@ def numbers_in_text(text: str) -> set[Fraction]:
 
 def as_int(value: Any) -> int | None:
     """An integer count from a JSON value ('0056' -> 56, 12.0 -> 12); None when it is not a whole number."""
-    number = parse_number(value) if not isinstance(value, str) else (
-        Decimal(value.strip()) if re.fullmatch(r"\s*-?\d+\s*", value) else None)
+    number = (
+        parse_number(value)
+        if not isinstance(value, str)
+        else (Decimal(value.strip()) if re.fullmatch(r"\s*-?\d+\s*", value) else None)
+    )
     if number is None or number != number.to_integral_value():
         return None
     return int(number)
@@ -372,8 +401,10 @@ def as_int(value: Any) -> int | None:
 
 # --- Spanish digit words (acta) ----------------------------------------------------------------------
 
-DIGIT_WORD_VALUES = {w: i for i, w in enumerate(
-    ["CERO", "UNO", "DOS", "TRES", "CUATRO", "CINCO", "SEIS", "SIETE", "OCHO", "NUEVE"])}
+DIGIT_WORD_VALUES = {
+    w: i
+    for i, w in enumerate(["CERO", "UNO", "DOS", "TRES", "CUATRO", "CINCO", "SEIS", "SIETE", "OCHO", "NUEVE"])
+}
 
 
 def fold(text: str) -> str:
@@ -382,6 +413,7 @@ def fold(text: str) -> str:
     return "".join(c for c in nfkd if not unicodedata.combining(c)).upper()
 
 
+@functools.lru_cache(maxsize=4096)
 def digit_word(token: str) -> int | None:
     """The digit a Spanish digit word stands for; tolerates one OCR slip ('CINC0', 'SIETF')."""
     from rapidfuzz import fuzz, process
@@ -411,7 +443,7 @@ def digit_word_runs(text: str) -> list[int]:
     runs: list[int] = []
     current: list[int] = []
     for token in re.split(r"[\s,;/]+", text):
-        d = digit_word(token) if token and not token[0].isdigit() else None
+        d = digit_word(token) if token and not token[0].isdigit() else None  # "0" is a numeral, not a word
         if d is None:
             if current:
                 runs.append(int("".join(map(str, current))))
@@ -426,20 +458,23 @@ def digit_word_runs(text: str) -> list[int]:
 # --- dates -------------------------------------------------------------------------------------------
 
 _MONTHS: dict[str, int] = {}
-for _number, _names in enumerate([
-    "january jan januar janvier janv enero ene januari gennaio gen janeiro styczen stycznia",
-    "february feb februar fevrier fevr fev febrero februari febbraio fevereiro luty lutego",
-    "march mar marz mars marzo maart maar marco marzec marca",
-    "april apr avril avr abril abr aprile kwiecien kwietnia",
-    "may mai mayo mei maggio mag maio maj maja",
-    "june jun juni juin junio giugno giu junho czerwiec czerwca",
-    "july jul juli juillet juil julio luglio lug julho lipiec lipca",
-    "august aug aout agosto ago augustus sierpien sierpnia",
-    "september sep sept septembre septiembre set settembre setembro wrzesien wrzesnia",
-    "october oct oktober octobre octubre okt ottobre ott outubro out pazdziernik pazdziernika",
-    "november nov novembre noviembre novembro listopad listopada",
-    "december dec dezember decembre dic diciembre dez dicembre dezembro grudzien grudnia",
-], start=1):
+for _number, _names in enumerate(
+    [
+        "january jan januar janvier janv enero ene januari gennaio gen janeiro styczen stycznia",
+        "february feb februar fevrier fevr fev febrero februari febbraio fevereiro luty lutego",
+        "march mar marz mars marzo maart maar marco marzec marca",
+        "april apr avril avr abril abr aprile kwiecien kwietnia",
+        "may mai mayo mei maggio mag maio maj maja",
+        "june jun juni juin junio giugno giu junho czerwiec czerwca",
+        "july jul juli juillet juil julio luglio lug julho lipiec lipca",
+        "august aug aout agosto ago augustus sierpien sierpnia",
+        "september sep sept septembre septiembre set settembre setembro wrzesien wrzesnia",
+        "october oct oktober octobre octubre okt ottobre ott outubro out pazdziernik pazdziernika",
+        "november nov novembre noviembre novembro listopad listopada",
+        "december dec dezember decembre dic diciembre dez dicembre dezembro grudzien grudnia",
+    ],
+    start=1,
+):
     for _name in _names.split():
         _MONTHS.setdefault(_name, _number)
 
@@ -511,7 +546,7 @@ def dates_in_text(text: str) -> set[date]:
     out: set[date] = set()
     for size in range(1, 5):
         for i in range(len(words) - size + 1):
-            out |= parse_dates(" ".join(words[i:i + size]).strip(",;:()"))
+            out |= parse_dates(" ".join(words[i : i + size]).strip(",;:()"))
     return out
 
 
@@ -526,9 +561,15 @@ def required_fields_rule(paths: Callable[[dict[str, Any]], Iterable[tuple[str, s
         for path, label in paths(answer):
             value = get_value(answer, path)
             if value is None or (isinstance(value, str) and not value.strip()):
-                out.append(Violation(
-                    code="missing_value", message=f"{label} is missing: read it from the document",
-                    fields=(path,), expected="a value", found=None))
+                out.append(
+                    Violation(
+                        code="missing_value",
+                        message=f"{label} is missing: read it from the document",
+                        fields=(path,),
+                        expected="a value",
+                        found=None,
+                    )
+                )
         return out
 
     required.__name__ = "missing_value"

@@ -11,6 +11,7 @@ class MultipleFileInput(forms.ClearableFileInput):
 class MultipleFileField(forms.FileField):
     def __init__(self, *args, **kwargs):
         kwargs.setdefault("widget", MultipleFileInput())
+        kwargs.setdefault("allow_empty_file", True)  # intake gives an empty file its own clear error
         super().__init__(*args, **kwargs)
 
     def clean(self, data, initial=None):

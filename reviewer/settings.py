@@ -80,6 +80,7 @@ TEMPLATES = [
                 "django.contrib.messages.context_processors.messages",
                 "reviewer.access.roles_context",
             ],
+            "builtins": ["template_partials.templatetags.partials"],
         },
     },
 ]

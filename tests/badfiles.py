@@ -371,3 +371,19 @@ def make_same_name_zip(directory: Path) -> Path:
 def make_zip_named_pdf(directory: Path) -> Path:
     path = make_nested_zip(directory)
     return path.rename(directory / "archive.pdf")
+
+
+def make_damaged_member_zip(directory: Path) -> Path:
+    """A deflated PDF member whose compressed bytes are overwritten half-way, beside a good PNG."""
+    path = directory / "damaged_member.zip"
+    with zipfile.ZipFile(path, "w", compression=zipfile.ZIP_DEFLATED) as zf:
+        zf.writestr("scan.pdf", _pdf_bytes(3))
+        zf.writestr("good.png", _png_bytes())
+    with zipfile.ZipFile(path) as zf:
+        info = zf.getinfo("scan.pdf")
+    data = bytearray(path.read_bytes())
+    start = info.header_offset + 30 + len(info.filename) + len(info.extra)
+    middle = start + info.compress_size // 2
+    data[middle : middle + 64] = b"\xff" * 64
+    path.write_bytes(bytes(data))
+    return path

@@ -27,7 +27,7 @@ def users(db):
     for role in ("admin", "reviewer", "supervisor", "outsider"):
         user = User.objects.create_user(username=role, password=PASSWORD)
         if role != "outsider":
-            user.groups.add(Group.objects.get(name=role))
+            user.groups.add(Group.objects.get_or_create(name=role)[0])  # flushed by transactional tests
         made[role] = user
     return made
 

@@ -111,7 +111,7 @@ def decode_qr(image: Image.Image | bytes | Path | str) -> str | None:
 
 
 def mask_qr(image: Image.Image | bytes | Path | str) -> tuple[Image.Image, list[BBox]]:
-    """Paint over every QR code so a model cannot read the truth; return the masked boxes as page fractions."""
+    """Paint over every QR code so a model cannot read the truth; return the masked boxes (page fractions)."""
     masked = _load(image).convert("RGB")
     draw = ImageDraw.Draw(masked)
     boxes: list[BBox] = []
@@ -122,8 +122,9 @@ def mask_qr(image: Image.Image | bytes | Path | str) -> tuple[Image.Image, list[
         for _text, corners in found:
             xs = [x for x, _ in corners]
             ys = [y for _, y in corners]
-            # Pad by a quarter of the code size: covers the quiet zone and any corner-detection slack.
-            pad = 0.25 * max(max(xs) - min(xs), max(ys) - min(ys))
+            # Pad by about three modules (a code is 25-57 modules wide): covers the finder patterns'
+            # edges and corner slack on a rotated scan without spilling onto printed text nearby.
+            pad = 0.08 * max(max(xs) - min(xs), max(ys) - min(ys)) + 2
             left, top = max(0.0, min(xs) - pad), max(0.0, min(ys) - pad)
             right, bottom = min(masked.width, max(xs) + pad), min(masked.height, max(ys) + pad)
             draw.rectangle([left, top, right, bottom], fill=MASK_FILL)

@@ -31,7 +31,8 @@ _ACTA_ID = re.compile(r"\d{9}\.\d{2}\.\d\.\d{4}")
 _AS_DIGIT = str.maketrans({"O": "0", "o": "0", "D": "0", "Q": "0", "I": "1", "l": "1", "|": "1", "i": "1",
                            "S": "5", "B": "8", "Z": "2"})
 _WORD_MIN_SCORE = 75.0
-_PARTY_MIN_SCORE = 70.0
+_LOOSE_WORD_SCORE = 60.0
+_PARTY_MIN_SCORE = 66.0  # one slip in a 3-letter name (PCY for PCV); only for rows with values
 
 
 @dataclass
@@ -45,7 +46,7 @@ class _Atom:
     x1: float
     y: float  # straightened vertical centre
     h: float
-    kind: str = "other"  # "digits" | "word" | "other"
+    kind: str = "other"  # "digits" | "word" | "garbled" (an unreadable digit word) | "other"
     value: str = ""  # normalised digits, or the digit word(s) it spells
 
 
@@ -63,14 +64,17 @@ def _norm(text: str) -> str:
     return " ".join(text.replace("VV", "W").replace("0", "O").split())
 
 
-def _split_digit_words(token: str) -> list[str] | None:
-    """'CER0' -> ['CERO']; 'CEROCERODOS' -> ['CERO', 'CERO', 'DOS']; None when it is not digit words."""
+def _split_digit_words(token: str, *, loose: bool = False) -> list[str] | None:
+    """'CER0' -> ['CERO']; 'CEROCERODOS' -> ['CERO', 'CERO', 'DOS']; None when it is not digit words.
+
+    ``loose`` is for a token already known to sit among digit words: one slip is then tolerated
+    in a 3-letter word too ('UND' -> 'UNO'); alone, a 3-letter party (UNE) must not pass for UNO.
+    """
     t = re.sub(r"[^A-Z]", "", token.upper().replace("0", "O"))
     if not t:
         return None
     best = max(DIGIT_WORDS, key=lambda w: fuzz.ratio(t, w))
-    # One slip is tolerated in long words only: a 3-letter party (UNE) must not pass for UNO.
-    if fuzz.ratio(t, best) >= (_WORD_MIN_SCORE if len(t) > 3 else 100):
+    if fuzz.ratio(t, best) >= (_LOOSE_WORD_SCORE if loose else _WORD_MIN_SCORE if len(t) > 3 else 100):
         return [best]
     out, rest = [], t  # glued words, exact spelling only
     while rest:
@@ -112,7 +116,8 @@ def _atoms(page: OcrPage) -> list[_Atom]:
     slope = _skew(lines)
     atoms: list[_Atom] = []
 
-    def place(text: str, line: OcrBlock, word: OcrBlock | None, x0: float, x1: float, top: float, h: float) -> None:
+    def place(text: str, line: OcrBlock, word: OcrBlock | None, x0: float, x1: float, top: float,
+              h: float) -> None:
         # A small-angle rotation is a shear in page fractions: y' = y - slope * x.
         y = top + h / 2 - slope * (x0 + x1) / 2
         atoms.append(_Atom(text=text, line=line, word=word, x0=x0, x1=x1, y=y, h=h))
@@ -152,7 +157,12 @@ def _records(rows: list[list[_Atom]]) -> list[_Record]:
     records: list[_Record] = []
     for row in rows:
         current: _Record | None = None
-        for atom in row:
+        for i, atom in enumerate(row):
+            after_words = i and row[i - 1].kind in ("word", "garbled") and row[i - 1].line is atom.line
+            if atom.kind == "other" and after_words:
+                # Text right after digit words, in the same OCR line, is a misread digit word, not a label.
+                words = _split_digit_words(atom.text, loose=True)
+                atom.kind, atom.value = ("word", " ".join(words)) if words else ("garbled", "")
             if atom.kind == "other":
                 if current is None or current.values:
                     current = _Record(label=[])
@@ -210,10 +220,14 @@ def _values(record: _Record | None, proofs: _Proofs) -> tuple[dict[str, Any], di
     if record is None:
         return _field(None, []), _field(None, [])
     digits = [a for a in record.values if a.kind == "digits"]
-    words = [a for a in record.values if a.kind == "word"]
+    words = [a for a in record.values if a.kind in ("word", "garbled")]
     number = int("".join(a.value for a in digits)) if digits else None
-    votes = _field(number, proofs.lines(digits) + proofs.words(digits) if digits else proofs.lines(record.label))
-    spelled = " ".join(a.value for a in words) or None
+    # Without digits, the party label is the only proof there is.
+    digit_proof = proofs.lines(digits) + proofs.words(digits) if digits else proofs.lines(record.label)
+    votes = _field(number, digit_proof)
+    # One unreadable word makes the whole spelled number unreadable: a partial one would be wrong.
+    garbled = any(a.kind == "garbled" for a in record.values)
+    spelled = None if garbled else " ".join(a.value for a in words) or None
     return votes, _field(spelled, proofs.lines(words))
 
 
@@ -253,7 +267,7 @@ def read_acta(*, pages: list[OcrPage], prompt: PromptDocument) -> dict[str, Any]
     for ri, record in enumerate(party_records):
         for pi, party in enumerate(PARTIES):
             score = _label_score(record, party)
-            if score >= _PARTY_MIN_SCORE:
+            if score == 100 or (score >= _PARTY_MIN_SCORE and record.values):
                 scored.append((score, bool(record.values), -ri, pi, ri))
     scored.sort(reverse=True)
     by_party: dict[int, _Record] = {}

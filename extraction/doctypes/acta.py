@@ -70,23 +70,38 @@ def rows_layout(answer: dict[str, Any], ctx: RuleContext) -> list[Violation]:
     """The sheet has 38 party rows in a fixed order."""
     rows = _rows(answer)
     if len(rows) != len(PARTIES):
-        return [Violation(code="rows_layout", fields=("rows",), expected=len(PARTIES), found=len(rows),
-                          message=f"The sheet has {len(PARTIES)} party rows in a fixed order; the answer has "
-                                  f"{len(rows)}. Give every row, in sheet order, even when its votes are 0.")]
+        return [
+            Violation(
+                code="rows_layout",
+                fields=("rows",),
+                expected=len(PARTIES),
+                found=len(rows),
+                message=f"The sheet has {len(PARTIES)} party rows in a fixed order; the answer has "
+                f"{len(rows)}. Give every row, in sheet order, even when its votes are 0.",
+            )
+        ]
     out = []
     for i, (row, party) in enumerate(zip(rows, PARTIES, strict=True)):
-        if fold(str(row.get("party", ""))).strip() != party:
-            out.append(Violation(
-                code="rows_layout", fields=(f"rows[{i}].party",), expected=party, found=row.get("party"),
-                message=f"Row {i + 1} must be party {party}, the answer says {row.get('party')!r}"))
+        if " ".join(fold(str(row.get("party", ""))).split()) != party:
+            out.append(
+                Violation(
+                    code="rows_layout",
+                    fields=(f"rows[{i}].party",),
+                    expected=party,
+                    found=row.get("party"),
+                    message=f"Row {i + 1} must be party {party}, the answer says {row.get('party')!r}",
+                )
+            )
     return out
 
 
 def _required(answer: dict[str, Any]) -> list[tuple[str, str]]:
     items = [("acta_id", "The acta id")]
     for i, row in enumerate(_rows(answer)):
-        items += [(f"rows[{i}].votes", f"{_row_label(i, row)} votes"),
-                  (f"rows[{i}].votes_words", f"{_row_label(i, row)} votes in words")]
+        items += [
+            (f"rows[{i}].votes", f"{_row_label(i, row)} votes"),
+            (f"rows[{i}].votes_words", f"{_row_label(i, row)} votes in words"),
+        ]
     for key, label in TOTALS:
         items += [(key, label), (f"{key}_words", f"{label} in words")]
     return items
@@ -106,28 +121,52 @@ def negative_count(answer: dict[str, Any], ctx: RuleContext) -> list[Violation]:
             continue
         number = as_int(value)
         if number is None:
-            out.append(Violation(code="count_not_integer", fields=(path,), expected="a whole number",
-                                 found=value, message=f"{label}: {value!r} is not a whole number of votes"))
+            out.append(
+                Violation(
+                    code="count_not_integer",
+                    fields=(path,),
+                    expected="a whole number",
+                    found=value,
+                    message=f"{label}: {value!r} is not a whole number of votes",
+                )
+            )
         elif number < 0:
-            out.append(Violation(code="negative_count", fields=(path,), expected=">= 0", found=number,
-                                 message=f"{label}: a vote count cannot be negative, the answer says {number}"))
+            out.append(
+                Violation(
+                    code="negative_count",
+                    fields=(path,),
+                    expected=">= 0",
+                    found=number,
+                    message=f"{label}: a vote count cannot be negative, the answer says {number}",
+                )
+            )
     return out
 
 
-def _digits_vs_words(code: str, label: str, digits_path: str, words_path: str,
-                     answer: dict[str, Any]) -> Violation | None:
+def _digits_vs_words(
+    code: str, label: str, digits_path: str, words_path: str, answer: dict[str, Any]
+) -> Violation | None:
     digits, words = as_int(get_value(answer, digits_path)), get_value(answer, words_path)
     if digits is None or not isinstance(words, str) or not words.strip():
         return None  # missing values are reported by missing_value
     spelled = parse_digit_words(words)
     if spelled is None:
-        return Violation(code=code, fields=(digits_path, words_path), expected=digits, found=words,
-                         message=f"{label}: the words {words!r} are not Spanish digit words "
-                                 "(CERO, UNO, DOS, ... NUEVE, one per digit)")
+        return Violation(
+            code=code,
+            fields=(digits_path, words_path),
+            expected=digits,
+            found=words,
+            message=f"{label}: the words {words!r} are not Spanish digit words "
+            "(CERO, UNO, DOS, ... NUEVE, one per digit)",
+        )
     if spelled != digits:
-        return Violation(code=code, fields=(digits_path, words_path), expected=digits,
-                         found=f"{words} = {spelled}",
-                         message=f"{label}: digits say {digits} but words say {words} = {spelled}")
+        return Violation(
+            code=code,
+            fields=(digits_path, words_path),
+            expected=digits,
+            found=f"{words} = {spelled}",
+            message=f"{label}: digits say {digits} but words say {words} = {spelled}",
+        )
     return None
 
 
@@ -135,8 +174,13 @@ def row_digits_words(answer: dict[str, Any], ctx: RuleContext) -> list[Violation
     """Each row's digits and its digit words state the same number."""
     out = []
     for i, row in enumerate(_rows(answer)):
-        v = _digits_vs_words("row_digits_words_mismatch", _row_label(i, row), f"rows[{i}].votes",
-                             f"rows[{i}].votes_words", answer)
+        v = _digits_vs_words(
+            "row_digits_words_mismatch",
+            _row_label(i, row),
+            f"rows[{i}].votes",
+            f"rows[{i}].votes_words",
+            answer,
+        )
         if v:
             out.append(v)
     return out
@@ -162,10 +206,16 @@ def sum_valid_votes(answer: dict[str, Any], ctx: RuleContext) -> list[Violation]
     total = sum(v for v in votes if v is not None)
     if total == valid:
         return []
-    return [Violation(
-        code="sum_valid_votes", fields=(*(f"rows[{i}].votes" for i in range(len(rows))), "valid_votes"),
-        expected=valid, found=total,
-        message=f"Party votes add up to {total} but valid votes say {valid} (difference {total - valid:+d})")]
+    return [
+        Violation(
+            code="sum_valid_votes",
+            fields=(*(f"rows[{i}].votes" for i in range(len(rows))), "valid_votes"),
+            expected=valid,
+            found=total,
+            message=f"Party votes add up to {total} but valid votes say {valid} "
+            f"(difference {total - valid:+d})",
+        )
+    ]
 
 
 def valid_plus_null_total(answer: dict[str, Any], ctx: RuleContext) -> list[Violation]:
@@ -173,10 +223,15 @@ def valid_plus_null_total(answer: dict[str, Any], ctx: RuleContext) -> list[Viol
     valid, null, total = (as_int(get_value(answer, k)) for k, _ in TOTALS)
     if valid is None or null is None or total is None or valid + null == total:
         return []
-    return [Violation(
-        code="valid_plus_null_total", fields=("valid_votes", "null_votes", "total_votes"),
-        expected=total, found=valid + null,
-        message=f"Valid votes {valid} + null votes {null} = {valid + null}, but total votes say {total}")]
+    return [
+        Violation(
+            code="valid_plus_null_total",
+            fields=("valid_votes", "null_votes", "total_votes"),
+            expected=total,
+            found=valid + null,
+            message=f"Valid votes {valid} + null votes {null} = {valid + null}, but total votes say {total}",
+        )
+    ]
 
 
 def acta_id_format(answer: dict[str, Any], ctx: RuleContext) -> list[Violation]:
@@ -187,10 +242,16 @@ def acta_id_format(answer: dict[str, Any], ctx: RuleContext) -> list[Violation]:
     text = str(value).strip()
     if ACTA_ID_PATTERN.match(text):
         return []
-    return [Violation(
-        code="acta_id_format", fields=("acta_id",), expected=ACTA_ID_EXAMPLE, found=text,
-        message=f"The acta id {text!r} is not of the form {ACTA_ID_EXAMPLE} "
-                "(9 digits . 2 digits . 1 digit . 4 digits)")]
+    return [
+        Violation(
+            code="acta_id_format",
+            fields=("acta_id",),
+            expected=ACTA_ID_EXAMPLE,
+            found=text,
+            message=f"The acta id {text!r} is not of the form {ACTA_ID_EXAMPLE} "
+            "(9 digits . 2 digits . 1 digit . 4 digits)",
+        )
+    ]
 
 
 def _party_spans() -> list[tuple[str, list[str]]]:
@@ -199,7 +260,7 @@ def _party_spans() -> list[tuple[str, list[str]]]:
 
 def _cites_party(tokens: list[str], party_tokens: list[str]) -> bool:
     n = len(party_tokens)
-    return any(tokens[i:i + n] == party_tokens for i in range(len(tokens) - n + 1))
+    return any(tokens[i : i + n] == party_tokens for i in range(len(tokens) - n + 1))
 
 
 def row_proof_party(answer: dict[str, Any], ctx: RuleContext) -> list[Violation]:
@@ -226,11 +287,16 @@ def row_proof_party(answer: dict[str, Any], ctx: RuleContext) -> list[Violation]
                 continue
             others = [p for p, pt in spans if pt != own and _cites_party(tokens, pt)]
             if others:
-                out.append(Violation(
-                    code="row_proof_party", fields=(f"rows[{i}].{key}",), expected=row.get("party"),
-                    found=others[0],
-                    message=f"{_row_label(i, row)}: {key} cite a line of party {others[0]}, not of "
-                            f"{row.get('party')}; read this row's own line"))
+                out.append(
+                    Violation(
+                        code="row_proof_party",
+                        fields=(f"rows[{i}].{key}",),
+                        expected=row.get("party"),
+                        found=others[0],
+                        message=f"{_row_label(i, row)}: {key} cite a line of party {others[0]}, not of "
+                        f"{row.get('party')}; read this row's own line",
+                    )
+                )
     return out
 
 
@@ -285,11 +351,18 @@ def group_fields(answer: dict[str, Any]) -> list[FieldGroup]:
         party = str(row.get("party", ""))
         return f"{party} — {candidate_of.get(party, '?')}"
 
-    totals = [(p, lab) for key, name in TOTALS for p, lab in ((key, name), (f"{key}_words", f"{name} in words"))]
+    totals = [
+        (p, lab) for key, name in TOTALS for p, lab in ((key, name), (f"{key}_words", f"{name} in words"))
+    ]
     return [
         fields_group("Acta", answer, [("acta_id", "Acta id")]),
-        table_group("Votes by party", answer, "rows", [("votes", "Votes"), ("votes_words", "In words")],
-                    row_label=label),
+        table_group(
+            "Votes by party",
+            answer,
+            "rows",
+            [("votes", "Votes"), ("votes_words", "In words")],
+            row_label=label,
+        ),
         fields_group("Totals", answer, totals),
     ]
 

@@ -23,8 +23,19 @@ from extraction.rules import (
 )
 
 __all__ = [
-    "Amount", "CellProof", "DocumentType", "FieldGroup", "FieldItem", "LineProof", "ProofRef", "Proved",
-    "RubricCheck", "TableProof", "WordProof", "fields_group", "table_group",
+    "Amount",
+    "CellProof",
+    "DocumentType",
+    "FieldGroup",
+    "FieldItem",
+    "LineProof",
+    "ProofRef",
+    "Proved",
+    "RubricCheck",
+    "TableProof",
+    "WordProof",
+    "fields_group",
+    "table_group",
 ]
 
 # --- proofs ------------------------------------------------------------------------------------------
@@ -88,7 +99,7 @@ class Proved(BaseModel, Generic[T]):
     def _bare_value(cls, data: Any) -> Any:
         # A bare value (no {"value", "proof"} wrapper) is kept, with no proof: the proof rule then says
         # precisely what is missing instead of a schema error on the whole answer.
-        if isinstance(data, dict) and ("value" in data or "proof" in data):
+        if isinstance(data, dict) and (not data or "value" in data or "proof" in data):
             return data
         return {"value": data, "proof": []}
 
@@ -143,8 +154,13 @@ def fields_group(name: str, answer: dict[str, Any], items: list[tuple[str, str]]
     return FieldGroup(name=name, fields=[FieldItem(p, label, get_value(answer, p)) for p, label in items])
 
 
-def table_group(name: str, answer: dict[str, Any], list_key: str, columns: list[tuple[str, str]],
-                row_label: Callable[[int, dict[str, Any]], str] | None = None) -> FieldGroup:
+def table_group(
+    name: str,
+    answer: dict[str, Any],
+    list_key: str,
+    columns: list[tuple[str, str]],
+    row_label: Callable[[int, dict[str, Any]], str] | None = None,
+) -> FieldGroup:
     """A table group: one row per item of `answer[list_key]`, one column per (key, label)."""
     items = answer.get(list_key) or []
     group = FieldGroup(name=name, columns=[label for _, label in columns])
@@ -160,8 +176,11 @@ def table_group(name: str, answer: dict[str, Any], list_key: str, columns: list[
 
 
 def _default_groups(answer: dict[str, Any]) -> list[FieldGroup]:
-    return [FieldGroup(name="Fields", fields=[FieldItem(p, p, node.get("value")) for p, node in
-                                              iter_fields(answer)])]
+    return [
+        FieldGroup(
+            name="Fields", fields=[FieldItem(p, p, node.get("value")) for p, node in iter_fields(answer)]
+        )
+    ]
 
 
 # --- the type itself ---------------------------------------------------------------------------------
@@ -194,15 +213,16 @@ class DocumentType:
             try:
                 data = json.loads(data)
             except json.JSONDecodeError as err:
-                raise AnswerParseError(f"the answer is not valid JSON: {err.msg} at line {err.lineno} "
-                                       f"column {err.colno}", raw) from None
+                raise AnswerParseError(
+                    f"the answer is not valid JSON: {err.msg} at line {err.lineno} column {err.colno}", raw
+                ) from None
         if isinstance(data, BaseModel):
             data = data.model_dump(mode="json")
         try:
             model = self.schema.model_validate(data)
         except pydantic.ValidationError as err:
-            problems = "; ".join(f"{loc_to_path(e['loc']) or '(root)'}: {e['msg']}"
-                                 for e in err.errors(include_url=False)[:8])
+            problems = "; ".join(
+                f"{loc_to_path(e['loc']) or '(root)'}: {e['msg']}" for e in err.errors(include_url=False)[:8]
+            )
             raise AnswerParseError(f"the answer does not match the schema: {problems}", raw) from None
         return model.model_dump(mode="json")
-

@@ -110,6 +110,10 @@ def test_the_same_seed_gives_the_same_sheet_and_another_seed_does_not():
     assert generate_acta(seed=12).truth != a.truth
 
 
+def test_a_seed_has_the_same_truth_in_every_layout():
+    assert acta(14, "classic").truth == acta(14, "two-column").truth == generate_acta(seed=14).truth
+
+
 def test_both_layouts_are_chosen_by_seed_when_not_given():
     assert {generate_acta(seed=s).layout for s in range(12)} == set(LAYOUTS)
 

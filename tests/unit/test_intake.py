@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import hashlib
+import io
 import time
 import zipfile
 from pathlib import Path
@@ -343,6 +344,19 @@ def test_it_never_writes_more_than_a_member_declares(tmp_path: Path) -> None:
     assert list(out_dir.iterdir()) == []  # the partial file is removed
 
 
+def test_it_stops_a_member_that_produces_more_than_declared_even_if_the_reader_trusts_it(
+    tmp_path: Path, monkeypatch
+) -> None:
+    # CPython's zipfile already cuts a member at its declared size; simulate a reader that does not.
+    path = badfiles.make_nested_zip(tmp_path)
+    monkeypatch.setattr(zipfile.ZipFile, "open", lambda self, info, *a, **k: io.BytesIO(b"\0" * (3 * MiB)))
+    out_dir = tmp_path / "out"
+    entries = expand(path, out_dir)
+    assert [e.error.code for e in entries] == ["zip_bomb", "zip_bomb"]
+    assert "produces more than the" in entries[0].error.message
+    assert list(out_dir.iterdir()) == []
+
+
 def test_it_refuses_a_whole_zip_that_expands_past_the_total_limit(tmp_path: Path) -> None:
     path = badfiles.make_big_total_zip(tmp_path, members=3, size=2 * MiB)
     [entry] = expand(path, tmp_path / "out", Limits(max_zip_total_bytes=5 * MiB))
@@ -441,3 +455,21 @@ def test_it_flags_a_symbolic_link_member_without_creating_a_link(tmp_path: Path)
     assert entries["link.pdf"].error.code == "zip_link"
     assert entries["good.png"].ok
     assert not any(p.is_symlink() for p in out_dir.iterdir())
+
+
+def test_it_flags_a_member_whose_compressed_data_is_damaged(tmp_path: Path) -> None:
+    out_dir = tmp_path / "out"
+    entries = by_name(expand(badfiles.make_damaged_member_zip(tmp_path), out_dir))
+    assert entries["scan.pdf"].error.code == "corrupt_zip"
+    assert '"scan.pdf" in the zip is damaged' in entries["scan.pdf"].error.message
+    assert entries["good.png"].ok
+    assert [p.name for p in out_dir.iterdir()] == ["0002_good.png"]
+
+
+def test_it_will_not_extract_into_a_folder_that_already_holds_files(tmp_path: Path) -> None:
+    path = badfiles.make_same_name_zip(tmp_path)
+    out_dir = tmp_path / "out"
+    first = expand(path, out_dir)
+    with pytest.raises(ValueError, match="new or empty folder"):
+        expand(path, out_dir)
+    assert all(entry.path.is_file() for entry in first)

@@ -27,7 +27,7 @@ class Command(BaseCommand):
             password = secrets.token_urlsafe(9)
             user.set_password(password)
             user.save()
-            user.groups.set([Group.objects.get(name=role)])
+            user.groups.set([Group.objects.get_or_create(name=role)[0]])
             logins.append((role, password))
 
         if not Batch.objects.filter(name=DEMO_BATCH).exists():

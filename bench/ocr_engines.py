@@ -1,0 +1,122 @@
+"""OCR and rendering speed on the shared invoices, plus the process's peak memory.
+
+Run from the project root:  .venv/bin/python bench/ocr_engines.py [--limit N]
+Prints a markdown table. Timings exclude model loading, which is reported on its own row.
+"""
+
+from __future__ import annotations
+
+import argparse
+import resource
+import shutil
+import sys
+import tempfile
+import time
+from collections.abc import Callable
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(ROOT))
+
+from PIL import Image  # noqa: E402
+
+from extraction.ocr.blocks import PageImage, SourceDocument  # noqa: E402
+from extraction.ocr.pdf_text import PdfTextEngine  # noqa: E402
+from extraction.ocr.rapid import RapidOcrEngine  # noqa: E402
+from extraction.ocr.tesseract import TesseractEngine, tesseract_available  # noqa: E402
+from extraction.render import render_document  # noqa: E402
+
+INVOICES = ROOT.parent / "shared" / "data" / "invoices"
+DPI = 150
+
+
+def peak_rss_mb() -> float:
+    return resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024  # Linux reports KiB
+
+
+def timed(rows: list[list[str]], what: str, source: str, pages: int, work: Callable[[], object]) -> None:
+    started = time.perf_counter()
+    work()
+    seconds = time.perf_counter() - started
+    rate = f"{pages / seconds:.2f}" if pages else "-"
+    rows.append([what, source, str(pages or "-"), f"{seconds:.2f}", rate, f"{peak_rss_mb():.0f}"])
+    print(f"  {what} on {source}: {seconds:.2f} s", file=sys.stderr, flush=True)
+
+
+def image_page(path: Path, number: int = 1) -> PageImage:
+    with Image.open(path) as image:
+        return PageImage(number=number, path=path, width=image.width, height=image.height)
+
+
+def read_all(engine, documents: list[SourceDocument]) -> None:
+    for document in documents:
+        engine.read(document)
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__)
+    parser.add_argument("--limit", type=int, default=None, help="use at most N files of each kind")
+    args = parser.parse_args()
+    if not INVOICES.is_dir():
+        sys.exit(f"no invoices at {INVOICES}")
+    pdfs = sorted(INVOICES.glob("*.pdf"))[: args.limit]
+    pngs = sorted(INVOICES.glob("*.png"))[: args.limit]
+    rows: list[list[str]] = []
+
+    with tempfile.TemporaryDirectory() as tmp:
+        work = Path(tmp)
+        # Rendering: each PDF page to PNG at DPI.
+        rendered: list[SourceDocument] = []
+
+        def render_pymupdf() -> None:
+            for pdf in pdfs:
+                pages = render_document(source=pdf, kind="pdf", out_dir=work / "mupdf" / pdf.stem, dpi=DPI)
+                rendered.append(SourceDocument(pdf, "pdf", [p.as_page_image() for p in pages]))
+
+        timed(rows, f"render pymupdf {DPI} dpi", "invoice PDFs", 0, render_pymupdf)
+        pdf_page_total = sum(len(d.pages) for d in rendered)
+        rows[-1][2] = str(pdf_page_total)
+        rows[-1][4] = f"{pdf_page_total / float(rows[-1][3]):.2f}"
+        if shutil.which("pdftoppm"):
+            timed(rows, f"render pdf2image {DPI} dpi", "invoice PDFs", pdf_page_total, lambda: [
+                render_document(source=pdf, kind="pdf", out_dir=work / "poppler" / pdf.stem, dpi=DPI,
+                                renderer="pdf2image") for pdf in pdfs])
+        else:
+            rows.append(["render pdf2image", "poppler not installed", "-", "-", "-", "-"])
+
+        scans = [SourceDocument(png, "image", [image_page(png)]) for png in pngs]
+        scan_pages = len(scans)
+
+        pdf_text = PdfTextEngine()
+        timed(rows, "pdf-text (with tables)", "invoice PDFs", pdf_page_total, lambda: read_all(pdf_text, rendered))
+        no_tables = PdfTextEngine(tables=False)
+        timed(rows, "pdf-text (no tables)", "invoice PDFs", pdf_page_total, lambda: read_all(no_tables, rendered))
+
+        for threads in (None, 1):
+            label = "rapidocr" + (f" threads={threads}" if threads else " (all cores)")
+            engine = RapidOcrEngine(threads=threads)
+            timed(rows, f"{label}: load models", "-", 0, lambda engine=engine: engine._engine())
+            timed(rows, label, "invoice PNG scans", scan_pages, lambda engine=engine: read_all(engine, scans))
+            if threads is None:
+                timed(rows, label, f"invoice PDFs at {DPI} dpi", pdf_page_total,
+                      lambda engine=engine: [engine.read(SourceDocument(d.path, "image", d.pages)) for d in rendered])
+
+        if tesseract_available():
+            tess = TesseractEngine()
+            timed(rows, "tesseract (eng)", "invoice PNG scans", scan_pages, lambda: read_all(tess, scans))
+            timed(rows, "tesseract (eng)", f"invoice PDFs at {DPI} dpi", pdf_page_total,
+                  lambda: [tess.read(SourceDocument(d.path, "image", d.pages)) for d in rendered])
+        else:
+            rows.append(["tesseract", "not installed", "-", "-", "-", "-"])
+
+    print(f"\n{len(pdfs)} PDFs ({pdf_page_total} pages), {scan_pages} PNG scans; "
+          f"peak RSS is the process's high-water mark after each row.\n")
+    header = ["step", "input", "pages", "seconds", "pages/s", "peak RSS MB"]
+    print("| " + " | ".join(header) + " |")
+    print("|" + "|".join("---" for _ in header) + "|")
+    for row in rows:
+        print("| " + " | ".join(row) + " |")
+
+
+if __name__ == "__main__":
+    main()

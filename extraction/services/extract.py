@@ -1,0 +1,268 @@
+"""Run the validation loop over a read document and record every round, the best answer and its proofs."""
+
+from __future__ import annotations
+
+import logging
+import os
+import time
+from decimal import Decimal
+from typing import Any
+
+from django.conf import settings
+from django.db import transaction
+from django.utils import timezone
+
+from extraction import llm as llm_mod
+from extraction.doctypes.registry import get_doctype
+from extraction.feedback import build_messages
+from extraction.loop import AnswerParseError, Attempt, RoundOutcome, run_validation_loop
+from extraction.models import Block, Document, Extraction, FieldValue, Page, Round, Violation
+from extraction.ocr.blocks import BBox, BlockType, OcrBlock, OcrPage
+from extraction.prompt import render_prompt
+from extraction.proofs import resolve_proofs
+from extraction.rules import RuleContext, iter_fields, make_validator
+from extraction.services.transitions import document_fail, document_transition
+from extraction.states import Status, StopReason
+
+log = logging.getLogger(__name__)
+
+
+def llm_config(*, overrides: dict | None = None) -> llm_mod.LlmConfig | None:
+    """The configured endpoint (environment), with a batch's overrides (model, input mode)."""
+    config = llm_mod.llm_config_from_env(os.environ)
+    if config is None:
+        return None
+    changes = {}
+    if overrides and overrides.get("llm_model"):
+        changes["model"] = overrides["llm_model"]
+    if overrides and overrides.get("llm_input"):
+        changes["input_mode"] = overrides["llm_input"]
+    elif not os.environ.get("LLM_INPUT"):
+        changes["input_mode"] = settings.LLM_INPUT
+    if changes:
+        from dataclasses import replace
+
+        config = replace(config, **changes)
+    return config
+
+
+def ocr_pages_of(*, document: Document) -> list[OcrPage]:
+    """The stored blocks as the pure code's OcrPages; OcrBlock.id is the Block's primary key."""
+    pages: dict[int, OcrPage] = {}
+    page_numbers = dict(Page.objects.filter(document=document).values_list("id", "number"))
+    for number in sorted(page_numbers.values()):
+        pages[number] = OcrPage(number=number)
+    for b in Block.objects.filter(document=document).order_by("page__number", "order", "id").iterator(chunk_size=2000):
+        number = page_numbers[b.page_id]
+        pages[number].blocks.append(
+            OcrBlock(
+                id=str(b.pk), type=BlockType(b.type), page=number, text=b.text,
+                bbox=BBox(b.left, b.top, b.width, b.height), confidence=b.confidence,
+                parent=str(b.parent_id) if b.parent_id else None, order=b.order,
+                row=b.row, column=b.column, row_span=b.row_span, column_span=b.column_span,
+            )
+        )
+    return [pages[n] for n in sorted(pages)]
+
+
+class _RoundRecorder:
+    """Saves a Round row before each call and completes it after (every attempt is on record)."""
+
+    def __init__(self, extraction: Extraction):
+        self.extraction = extraction
+        self.current: Round | None = None
+        self.reply: Any = None
+        self.started = 0.0
+
+    def round_started(self, number: int, attempt: Attempt) -> None:
+        self.current = Round.objects.create(extraction=self.extraction, number=number)
+        self.reply = None
+        self.started = time.monotonic()
+
+    def record_request(self, request: Any) -> None:
+        Round.objects.filter(pk=self.current.pk).update(request={"messages": request})
+
+    def round_finished(self, number: int, outcome: RoundOutcome) -> None:
+        reply = self.reply
+        usage = getattr(reply, "usage", None)
+        fields = {
+            "state": Round.State.FAILED if outcome.faulted else Round.State.COMPLETED,
+            "raw_answer": _raw_text(outcome, reply),
+            "parsed": outcome.answer,
+            "violations": [v.to_dict() for v in outcome.violations],
+            "error": f"{type(outcome.error).__name__}: {outcome.error}" if outcome.error else "",
+            "prompt_tokens": getattr(usage, "prompt_tokens", 0) or 0,
+            "completion_tokens": getattr(usage, "completion_tokens", 0) or 0,
+            "cost": Decimal(str(round(getattr(reply, "cost", 0) or 0, 6))),
+            "latency_ms": int((time.monotonic() - self.started) * 1000),
+            "finished_at": timezone.now(),
+        }
+        Round.objects.filter(pk=self.current.pk).update(**fields)
+
+
+def _raw_text(outcome: RoundOutcome, reply: Any) -> str:
+    if reply is not None and getattr(reply, "raw_text", None):
+        return reply.raw_text
+    if isinstance(outcome.raw, str):
+        return outcome.raw
+    return ""
+
+
+def extraction_run(*, document: Document, options: dict | None = None) -> str:
+    """The loop over a document in PROCESSING; ends it PASSED, FLAGGED or FAILED. Returns the new status."""
+    batch = document.batch
+    options = {**(batch.settings or {}), **(options or {})}
+    doctype = get_doctype(batch.doctype)
+    pages = ocr_pages_of(document=document)
+    prompt = render_prompt(pages)
+    blocks = [b for p in pages for b in p.blocks]
+    ctx = RuleContext(prompt=prompt, blocks=blocks)
+    if doctype.name == "acta":
+        _record_acta_truth(document=document)
+
+    config = llm_config(overrides=options)
+    max_rounds = int(options.get("max_rounds") or settings.MAX_ROUNDS)
+    if config is None and doctype.needs_llm:
+        document_fail(
+            document_id=document.id, code="needs_llm",
+            message=f"The document type '{doctype.label}' needs an LLM: set LLM_BASE_URL and LLM_MODEL, then retry.",
+        )
+        return Status.FAILED.value
+
+    reader = Extraction.Reader.LLM if config else Extraction.Reader.TEMPLATE
+    extraction = Extraction.objects.create(
+        document=document, doctype=doctype.name, reader=reader,
+        settings={"max_rounds": max_rounds if config else 1,
+                  "model": config.model if config else "", "input": config.input_mode if config else "ocr"},
+    )
+    recorder = _RoundRecorder(extraction)
+
+    if config is None:
+        from extraction.acta.template_reader import read_acta
+
+        def extract(attempt: Attempt) -> dict:
+            recorder.record_request({"reader": "template", "pages": len(pages)})
+            return doctype.parse_answer(read_acta(pages=pages, prompt=prompt))
+
+        validate = make_validator(doctype, ctx)
+        # The offline reader gives the same answer every time: one round is all it can do.
+        result = run_validation_loop(extract, validate, 1, observer=recorder)
+    else:
+        client = llm_mod.LlmClient(config)
+        images = _images_for(document=document, doctype=doctype, config=config)
+        prompt_text = prompt.text if config.input_mode in ("text", "hybrid") else None
+
+        def extract(attempt: Attempt) -> dict:
+            messages = build_messages(doctype=doctype, prompt_text=prompt_text, images=images, attempt=attempt)
+            recorder.record_request(llm_mod.redact_images(messages))
+            try:
+                reply = client.complete_json(messages=messages, schema=doctype.schema, schema_name=doctype.name)
+            except llm_mod.LlmBadAnswer as err:
+                recorder.reply = err.reply
+                raise AnswerParseError(err.message, err.raw_text) from None
+            recorder.reply = reply
+            return doctype.parse_answer(reply.data)
+
+        judge = client.judge if doctype.rubric else None
+        validate = make_validator(doctype, ctx, judge=judge)
+        try:
+            result = run_validation_loop(extract, validate, max_rounds, observer=recorder)
+        finally:
+            client.close()
+
+    return _finish(document=document, extraction=extraction, doctype=doctype, result=result, ctx=ctx, prompt=prompt)
+
+
+def _finish(*, document, extraction, doctype, result, ctx, prompt) -> str:
+    totals = Round.objects.filter(extraction=extraction)
+    usage = {
+        "prompt_tokens": sum(r.prompt_tokens for r in totals),
+        "completion_tokens": sum(r.completion_tokens for r in totals),
+        "cost": sum((r.cost for r in totals), Decimal(0)),
+    }
+    with transaction.atomic():
+        Extraction.objects.filter(pk=extraction.pk).update(
+            stop_reason=result.reason, best_round=result.best.number if result.best else None,
+            answer=result.answer, error=str(result.error or ""), finished_at=timezone.now(), **usage,
+        )
+        if result.best is not None:
+            fieldvalues_save(extraction=extraction, answer=result.answer, prompt=prompt, blocks=ctx.blocks)
+            violations_save(extraction=extraction, violations=result.violations)
+    if result.reason == StopReason.ERROR.value:
+        error = result.error
+        retry_hint = " It can be retried." if getattr(error, "retryable", True) else ""
+        document_fail(document_id=document.id, code="llm", message=f"The model could not be reached or answered unusably: {error}.{retry_hint}")
+        return Status.FAILED.value
+    to = Status.PASSED if result.passed else Status.FLAGGED
+    document_transition(document_id=document.id, to=to)
+    return to.value
+
+
+def fieldvalues_save(*, extraction: Extraction, answer: dict, prompt, blocks: list[OcrBlock]) -> None:
+    """One FieldValue per proved field, with the blocks its proof resolved to."""
+    resolved = resolve_proofs(answer, prompt=prompt, blocks=blocks)
+    confidence_of = {b.id: b.confidence for b in blocks}
+    FieldValue.objects.filter(extraction=extraction).delete()
+    rows = []
+    for position, (path, node) in enumerate(iter_fields(answer)):
+        proofs = resolved.get(path, [])
+        confidences = [confidence_of.get(p.block_id) for p in proofs if confidence_of.get(p.block_id) is not None]
+        rows.append(FieldValue(
+            extraction=extraction, path=path, position=position, value=node.get("value"), model_value=node.get("value"),
+            proofs=[p.to_dict() for p in proofs], confidence=min(confidences) if confidences else None,
+        ))
+    FieldValue.objects.bulk_create(rows)
+
+
+def violations_save(*, extraction: Extraction, violations) -> None:
+    Violation.objects.filter(extraction=extraction).delete()
+    Violation.objects.bulk_create([
+        Violation(extraction=extraction, code=v.code, message=v.message, fields=list(v.fields),
+                  expected=v.expected, found=v.found)
+        for v in violations
+    ])
+
+
+def _images_for(*, document: Document, doctype, config: llm_mod.LlmConfig) -> list[str]:
+    if config.input_mode == "text":
+        return []
+    from extraction.storage import local_path
+
+    images = []
+    for page in document.pages.order_by("number"):
+        with local_path(page.image.name) as path:
+            source: Any = path
+            if doctype.name == "acta":
+                from extraction.acta.qr import mask_qr
+
+                source, _ = mask_qr(path)  # the QR carries the true counts: the model must not read it
+            if doctype.crops:
+                images += [llm_mod.crop_to_data_url(source, box, config.image_max_side) for _, box in doctype.crops]
+            else:
+                images.append(llm_mod.image_to_data_url(source, max_side=config.image_max_side))
+        if doctype.crops:
+            break  # crops name regions of the first page
+    return images
+
+
+def _record_acta_truth(*, document: Document) -> None:
+    """Decode the sheet's QR (the true counts) for scoring; it is never shown to the model."""
+    from extraction.acta.qr import decode_qr, parse_qr_payload
+    from extraction.storage import local_path
+
+    page = document.pages.order_by("number").first()
+    if page is None:
+        return
+    with local_path(page.image.name) as path:
+        payload = decode_qr(path)
+    if not payload:
+        return
+    try:
+        truth = parse_qr_payload(payload)
+    except ValueError:
+        log.info("document %s: QR found but not an acta payload", document.id)
+        return
+    Document.objects.filter(pk=document.pk).update(truth={
+        "acta_id": truth.acta_id, "counts": list(truth.counts), "null_votes": truth.null_votes,
+        "extra": truth.extra, "valid_votes": truth.valid_votes, "total_votes": truth.total_votes,
+    })

@@ -1,0 +1,142 @@
+"""Batches through the upload page: every file is kept, bad input fails alone, pages and blocks appear."""
+
+from __future__ import annotations
+
+import hashlib
+from pathlib import Path
+
+import pytest
+from django.core.files.uploadedfile import SimpleUploadedFile
+from django.urls import reverse
+
+from extraction.models import Batch, Document, Upload
+from extraction.services.pipeline import document_process
+from tests import badfiles
+
+MiB = 1024 * 1024
+
+
+def _upload(client, paths: list[Path], *, doctype="acta", engine="auto", name="batch") -> Batch:
+    files = [SimpleUploadedFile(p.name, p.read_bytes()) for p in paths]
+    response = client.post(
+        reverse("batch_upload"), {"name": name, "doctype": doctype, "ocr_engine": engine, "files": files}
+    )
+    assert response.status_code == 302, response.content.decode()[:2000]
+    return Batch.objects.get(name=name)
+
+
+BAD_CASES = [
+    (badfiles.make_empty_pdf, "empty"),
+    (badfiles.make_truncated_pdf, "corrupt_pdf"),
+    (badfiles.make_corrupt_pdf, "corrupt_pdf"),
+    (badfiles.make_encrypted_pdf, "encrypted_pdf"),
+    (badfiles.make_fake_jpg, "false_extension"),
+    (badfiles.make_bomb_png, "decompression_bomb"),
+    (lambda d: badfiles.make_many_pages_pdf(d, pages=12), "too_many_pages"),
+    (lambda d: badfiles.make_big_bin(d, size=2 * MiB), "too_large"),
+    (badfiles.make_nested_zip, "nested_zip"),
+    (lambda d: badfiles.make_many_files_zip(d, count=12), "zip_too_many_files"),
+    (badfiles.make_zip_bomb, "zip_bomb"),
+    (badfiles.make_txt, "unsupported_type"),
+]
+
+
+# Small limits so the test files stay small; the zip bomb is judged by its ratio under the default limits.
+SMALL_LIMITS = {"too_many_pages": ("UPLOAD_MAX_PAGES", 10), "too_large": ("UPLOAD_MAX_FILE_MB", 1),
+                "zip_too_many_files": ("UPLOAD_MAX_ZIP_FILES", 10)}
+
+
+@pytest.mark.parametrize(("make", "code"), BAD_CASES, ids=[c for _, c in BAD_CASES])
+def test_each_bad_input_ends_in_a_clear_error_and_the_rest_of_the_batch_goes_on(
+    client_as, tmp_path, settings, make, code
+):
+    if code in SMALL_LIMITS:
+        name, value = SMALL_LIMITS[code]
+        setattr(settings, name, value)
+    bad = make(tmp_path)
+    good = badfiles.make_pdf(tmp_path, "good.pdf", pages=1)
+    batch = _upload(client_as("admin"), [bad, good])
+
+    failed = batch.documents.filter(status="failed")
+    assert code in set(failed.values_list("error_code", flat=True))
+    assert all(len(d.error_message) > 20 for d in failed)  # a sentence, not a bare code
+    ok = batch.documents.get(filename="good.pdf")
+    assert ok.status == "queued"
+    assert document_process(document_id=ok.id) in ("passed", "flagged")
+    ok.refresh_from_db()
+    assert ok.pages.count() == 1
+
+
+def test_a_zip_whose_paths_escape_its_folder_keeps_the_good_member_and_rejects_the_others(client_as, tmp_path):
+    batch = _upload(client_as("admin"), [badfiles.make_traversal_zip(tmp_path)])
+    codes = sorted(batch.documents.values_list("error_code", flat=True))
+    assert codes.count("zip_path_traversal") == 3  # ../evil.pdf, /abs.pdf, C:\win.pdf
+    assert batch.documents.filter(status="queued").count() == 1
+    for doc in batch.documents.exclude(original=""):
+        assert ".." not in doc.original.name and not doc.original.name.startswith("/")
+
+
+def test_every_uploaded_file_is_kept_unchanged_with_its_sha256(client_as, tmp_path):
+    files = [badfiles.make_pdf(tmp_path), badfiles.make_corrupt_pdf(tmp_path), badfiles.make_zip_bomb(tmp_path)]
+    batch = _upload(client_as("admin"), files)
+    uploads = {u.filename: u for u in Upload.objects.filter(batch=batch)}
+    assert set(uploads) == {p.name for p in files}
+    for path in files:
+        upload = uploads[path.name]
+        stored = upload.file.read()
+        assert stored == path.read_bytes()
+        assert upload.sha256 == hashlib.sha256(stored).hexdigest()
+
+
+def test_a_duplicate_inside_a_batch_is_marked_and_processed_once(client_as, tmp_path):
+    first = badfiles.make_pdf(tmp_path, "a.pdf")
+    second = tmp_path / "copy-of-a.pdf"
+    second.write_bytes(first.read_bytes())
+    batch = _upload(client_as("admin"), [first, second])
+    original = batch.documents.get(filename="a.pdf")
+    copy = batch.documents.get(filename="copy-of-a.pdf")
+    assert copy.duplicate_of_id == original.id and copy.error_code == "duplicate"
+    assert original.status == "queued" and copy.status != "queued"
+
+
+@pytest.mark.parametrize("maker", [badfiles.make_png, badfiles.make_jpeg, badfiles.make_tiff, badfiles.make_webp])
+def test_images_of_every_accepted_format_become_pages(client_as, tmp_path, maker):
+    path = maker(tmp_path)
+    batch = _upload(client_as("admin"), [path])
+    doc = batch.documents.get()
+    assert doc.status == "queued", doc.error_message
+    document_process(document_id=doc.id)
+    doc.refresh_from_db()
+    assert doc.pages.count() == doc.page_count >= 1
+    page = doc.pages.first()
+    assert page.width > 0 and page.image.name.endswith(".png") and page.preview.name
+
+
+def test_only_admins_may_upload(client_as):
+    for role in ("reviewer", "supervisor", "outsider"):
+        assert client_as(role).get(reverse("batch_upload")).status_code == 403
+
+
+def test_the_ingest_command_creates_a_batch_from_a_folder(db, tmp_path, capsys):
+    from django.core.management import call_command
+
+    badfiles.make_pdf(tmp_path, "one.pdf")
+    badfiles.make_png(tmp_path, "two.png")
+    badfiles.make_corrupt_pdf(tmp_path)
+    call_command("ingest", str(tmp_path), "--type", "acta", "--batch", "from-cli")
+    batch = Batch.objects.get(name="from-cli")
+    assert batch.documents.count() == 3
+    assert batch.documents.filter(status="failed", error_code="corrupt_pdf").count() == 1
+    assert "corrupt_pdf" in capsys.readouterr().out
+
+
+def test_progress_polling_stops_when_the_batch_is_done(client_as, tmp_path):
+    client = client_as("admin")
+    batch = _upload(client, [badfiles.make_pdf(tmp_path)])
+    url = reverse("batch_detail", args=[batch.id]) + "?partial=progress"
+    running = client.get(url, headers={"HX-Request": "true"})
+    assert running.status_code == 200 and b"hx-trigger" in running.content
+    document_process(document_id=batch.documents.get().id)
+    done = client.get(url, headers={"HX-Request": "true"})
+    assert done.status_code == 286 and b"1 of 1 done" in done.content
+    assert Document.objects.filter(batch=batch, status__in=["passed", "flagged"]).count() == 1

@@ -1,0 +1,197 @@
+"""The validation loop: stop reasons, best round, parse errors, faults and the observer."""
+
+from __future__ import annotations
+
+import pytest
+
+from extraction.loop import AnswerParseError, Attempt, run_validation_loop
+from extraction.rules import Violation
+
+
+def broken(code: str, found=None, fields=("total",)) -> Violation:
+    return Violation(code=code, message=f"{code} broken", fields=fields, expected=1, found=found)
+
+
+class Script:
+    """An `extract` that plays answers (or raises) in order and records the attempts it saw."""
+
+    def __init__(self, *steps):
+        self.steps = list(steps)
+        self.attempts: list[Attempt] = []
+
+    def __call__(self, attempt: Attempt):
+        self.attempts.append(attempt)
+        step = self.steps.pop(0)
+        if isinstance(step, BaseException):
+            raise step
+        return step
+
+
+def validate_by_table(table: dict):
+    """validate(answer) looks the violations up by the answer's "id"."""
+    return lambda answer: list(table[answer["id"]])
+
+
+def test_it_stops_when_the_first_answer_passes():
+    script = Script({"id": "good"})
+    result = run_validation_loop(script, validate_by_table({"good": []}), 3)
+    assert result.reason == "passed" and result.passed
+    assert len(result.rounds) == 1 and result.answer == {"id": "good"} and result.violations == []
+    assert script.attempts == [Attempt(round=1)]
+
+
+def test_a_misread_is_fixed_in_round_two_after_its_violations_are_fed_back():
+    misread = [broken("sum_valid_votes", found=120)]
+    script = Script({"id": "misread"}, {"id": "fixed"})
+    result = run_validation_loop(script, validate_by_table({"misread": misread, "fixed": []}), 3)
+    assert result.reason == "passed" and result.best.number == 2 and result.answer == {"id": "fixed"}
+    second = script.attempts[1]
+    assert second.round == 2 and second.previous_answer == {"id": "misread"}
+    assert list(second.previous_violations) == misread
+
+
+def test_each_round_sees_only_the_previous_answer_not_a_growing_history():
+    script = Script({"id": "a"}, {"id": "b"}, {"id": "c"})
+    table = {"a": [broken("x", 1)], "b": [broken("x", 2)], "c": [broken("x", 3)]}
+    run_validation_loop(script, validate_by_table(table), 3)
+    third = script.attempts[2]
+    assert third.previous_answer == {"id": "b"} and [v.found for v in third.previous_violations] == [2]
+
+
+def test_it_stops_as_stagnated_when_the_same_violations_come_back_twice_in_a_row():
+    same = [broken("line_total", found=10)]
+    script = Script({"id": "a"}, {"id": "b"}, {"id": "c"}, {"id": "d"})
+    result = run_validation_loop(script, validate_by_table({"a": same, "b": list(same), "c": [], "d": []}), 4)
+    assert result.reason == "stagnated" and len(result.rounds) == 2
+    assert result.best.number == 1  # tie goes to the earlier round
+
+
+def test_a_different_found_value_is_progress_not_stagnation():
+    script = Script({"id": "a"}, {"id": "b"}, {"id": "c"})
+    table = {"a": [broken("sum", found=10)], "b": [broken("sum", found=11)], "c": []}
+    assert run_validation_loop(script, validate_by_table(table), 3).reason == "passed"
+
+
+def test_when_rounds_run_out_it_keeps_the_best_round_not_the_last():
+    table = {
+        "a": [broken("x", 1), broken("y", 1)],
+        "b": [broken("x", 2)],
+        "c": [broken("x", 3), broken("z", 3)],
+    }
+    result = run_validation_loop(Script({"id": "a"}, {"id": "b"}, {"id": "c"}), validate_by_table(table), 3)
+    assert result.reason == "exhausted" and len(result.rounds) == 3
+    assert result.best.number == 2 and result.answer == {"id": "b"} and result.violations == table["b"]
+
+
+def test_when_rounds_run_out_a_tie_goes_to_the_earlier_round():
+    table = {"a": [broken("x", 1)], "b": [broken("y", 2)], "c": [broken("z", 3)]}
+    result = run_validation_loop(Script({"id": "a"}, {"id": "b"}, {"id": "c"}), validate_by_table(table), 3)
+    assert result.reason == "exhausted" and result.best.number == 1
+
+
+def test_a_parse_error_counts_as_a_failed_round_and_is_fed_back_then_fixed():
+    script = Script(
+        AnswerParseError("the answer is not valid JSON: Expecting value", raw="{oops"), {"id": "ok"}
+    )
+    result = run_validation_loop(script, validate_by_table({"ok": []}), 3)
+    assert result.reason == "passed" and result.best.number == 2
+    first = result.rounds[0]
+    assert first.answer is None and first.raw == "{oops" and isinstance(first.error, AnswerParseError)
+    assert [v.code for v in first.violations] == ["parse_error"]
+    assert "not valid JSON" in first.violations[0].message
+    second = script.attempts[1]
+    assert second.previous_answer is None and second.previous_raw == "{oops"
+    assert [v.code for v in second.previous_violations] == ["parse_error"]
+
+
+def test_a_parsed_answer_beats_a_parse_error_even_with_more_violations():
+    script = Script({"id": "a"}, AnswerParseError("bad", raw="x"))
+    result = run_validation_loop(script, validate_by_table({"a": [broken("x", 1), broken("y", 1)]}), 2)
+    assert result.reason == "exhausted" and result.best.number == 1
+
+
+def test_a_fault_outside_stops_with_error_keeping_the_best_round_and_the_exception():
+    fault = TimeoutError("LLM timed out")
+    script = Script({"id": "a"}, fault, {"id": "never"})
+    result = run_validation_loop(script, validate_by_table({"a": [broken("x", 1)]}), 3)
+    assert result.reason == "error" and result.error is fault
+    assert result.best.number == 1 and result.answer == {"id": "a"}
+    assert len(result.rounds) == 2 and result.rounds[1].error is fault and not result.rounds[1].violations
+    assert len(script.steps) == 1  # the loop did not try again
+
+
+def test_a_fault_in_the_first_round_leaves_no_best_round():
+    result = run_validation_loop(Script(ConnectionError("down")), validate_by_table({}), 3)
+    assert result.reason == "error" and result.best is None and result.answer is None
+
+
+def test_the_observer_hears_of_each_round_before_extract_and_after_validation():
+    events = []
+
+    class Observer:
+        def round_started(self, number, attempt):
+            events.append(("started", number, attempt.round))
+
+        def round_finished(self, number, outcome):
+            events.append(("finished", number, [v.code for v in outcome.violations], outcome.error))
+
+    def extract(attempt):
+        events.append(("extract", attempt.round))
+        return {"id": "a" if attempt.round == 1 else "b"}
+
+    def validate(answer):
+        events.append(("validate", answer["id"]))
+        return [broken("x", 1)] if answer["id"] == "a" else []
+
+    run_validation_loop(extract, validate, 3, observer=Observer())
+    assert events == [
+        ("started", 1, 1),
+        ("extract", 1),
+        ("validate", "a"),
+        ("finished", 1, ["x"], None),
+        ("started", 2, 2),
+        ("extract", 2),
+        ("validate", "b"),
+        ("finished", 2, [], None),
+    ]
+
+
+def test_the_observer_hears_of_a_faulted_round_too():
+    finished = []
+
+    class Observer:
+        def round_started(self, number, attempt):
+            pass
+
+        def round_finished(self, number, outcome):
+            finished.append((number, type(outcome.error).__name__))
+
+    run_validation_loop(Script(RuntimeError("boom")), validate_by_table({}), 2, observer=Observer())
+    assert finished == [(1, "RuntimeError")]
+
+
+def test_it_refuses_zero_rounds():
+    with pytest.raises(ValueError):
+        run_validation_loop(Script(), validate_by_table({}), 0)
+
+
+def test_a_violation_round_trips_through_a_dict_and_stays_json_safe():
+    from decimal import Decimal
+    from fractions import Fraction
+
+    v = Violation(
+        code="fractions_sum",
+        message="m",
+        fields=["owners[0].fraction"],
+        expected=Decimal("1.50"),
+        found=Fraction(9999, 10000),
+    )
+    data = v.to_dict()
+    assert data == {
+        "code": "fractions_sum",
+        "message": "m",
+        "fields": ["owners[0].fraction"],
+        "expected": 1.5,
+        "found": "9999/10000",
+    }
+    assert Violation.from_dict(data) == v and hash(v) == hash(Violation.from_dict(data))

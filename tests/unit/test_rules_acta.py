@@ -1,0 +1,171 @@
+"""Rules of the `acta` type: digits vs words, sums, counts, id, row layout and row proofs."""
+
+from __future__ import annotations
+
+import copy
+
+import pytest
+
+from extraction.doctypes.acta import ACTA_ID_PATTERN, DOCTYPE
+from extraction.doctypes.acta_layout import DIGIT_WORDS, PARTIES
+from extraction.ocr.blocks import BBox, BlockType, OcrBlock
+from extraction.prompt_doc import PromptDocument
+from extraction.rules import RuleContext, make_validator, run_rules, set_field
+
+
+def words(n: int) -> str:
+    return " ".join(DIGIT_WORDS[int(d)] for d in f"{n:04d}")
+
+
+def proved(value, line: int | None = None):
+    return {"value": value, "proof": [{"type": "LINE", "id": line}] if line else []}
+
+
+def acta_answer(votes: list[int] | None = None, null: int = 3) -> dict:
+    votes = votes if votes is not None else [(i * 7) % 20 for i in range(len(PARTIES))]
+    valid = sum(votes)
+    return {
+        "acta_id": proved("201301006.01.1.0001"),
+        "rows": [
+            {"party": p, "votes": proved(v), "votes_words": proved(words(v))}
+            for p, v in zip(PARTIES, votes, strict=True)
+        ],
+        "valid_votes": proved(valid),
+        "valid_votes_words": proved(words(valid)),
+        "null_votes": proved(null),
+        "null_votes_words": proved(words(null)),
+        "total_votes": proved(valid + null),
+        "total_votes_words": proved(words(valid + null)),
+    }
+
+
+def check(answer: dict, ctx: RuleContext | None = None):
+    return run_rules(answer, ctx or RuleContext(), DOCTYPE.rules)
+
+
+def codes(violations) -> list[str]:
+    return [v.code for v in violations]
+
+
+def test_a_consistent_acta_breaks_no_rule():
+    assert check(acta_answer()) == []
+
+
+def test_it_flags_a_row_whose_digits_and_words_disagree_with_a_specific_message():
+    answer = acta_answer()
+    answer = set_field(answer, "rows[6].votes", 56)
+    answer = set_field(answer, "rows[6].votes_words", "CINCO SIETE")
+    found = [v for v in check(answer) if v.code == "row_digits_words_mismatch"]
+    assert len(found) == 1
+    assert found[0].message == "Row 7 (MEP): digits say 56 but words say CINCO SIETE = 57"
+    assert found[0].fields == ("rows[6].votes", "rows[6].votes_words")
+    assert found[0].expected == 56 and found[0].found == "CINCO SIETE = 57"
+
+
+def test_it_reads_digit_words_with_leading_zeros_accents_and_one_ocr_slip():
+    answer = set_field(acta_answer([0] * 38, null=0), "rows[0].votes", 56)
+    answer = set_field(answer, "rows[0].votes_words", "cero cero CINC0 séis")
+    assert "row_digits_words_mismatch" not in codes(check(answer))
+
+
+def test_it_flags_words_that_are_not_digit_words():
+    answer = set_field(acta_answer(), "rows[2].votes_words", "CINCUENTA Y SEIS")
+    found = [v for v in check(answer) if v.code == "row_digits_words_mismatch"]
+    assert found and "not Spanish digit words" in found[0].message and "Row 3 (TUPAMARO)" in found[0].message
+
+
+def test_it_flags_a_total_whose_words_disagree():
+    answer = set_field(acta_answer(), "null_votes_words", words(4))
+    found = [v for v in check(answer) if v.code == "total_digits_words_mismatch"]
+    assert [v.fields for v in found] == [("null_votes", "null_votes_words")]
+    assert "Null votes: digits say 3" in found[0].message
+
+
+def test_it_flags_party_votes_that_do_not_add_up_to_valid_votes():
+    answer = acta_answer()
+    valid = answer["valid_votes"]["value"]
+    answer = set_field(answer, "rows[0].votes", answer["rows"][0]["votes"]["value"] + 6)
+    answer = set_field(answer, "rows[0].votes_words", words(answer["rows"][0]["votes"]["value"]))
+    found = [v for v in check(answer) if v.code == "sum_valid_votes"]
+    assert len(found) == 1
+    assert (
+        found[0].message == f"Party votes add up to {valid + 6} but valid votes say {valid} (difference +6)"
+    )
+    assert found[0].expected == valid and found[0].found == valid + 6
+    assert "rows[37].votes" in found[0].fields and "valid_votes" in found[0].fields
+
+
+def test_it_flags_valid_plus_null_not_making_the_total():
+    answer = acta_answer()
+    valid = answer["valid_votes"]["value"]
+    answer = set_field(answer, "total_votes", valid + 2)
+    answer = set_field(answer, "total_votes_words", words(valid + 2))
+    found = [v for v in check(answer) if v.code == "valid_plus_null_total"]
+    assert (
+        found[0].message
+        == f"Valid votes {valid} + null votes 3 = {valid + 3}, but total votes say {valid + 2}"
+    )
+
+
+def test_it_flags_negative_counts():
+    answer = set_field(acta_answer(), "null_votes", -1)
+    found = [v for v in check(answer) if v.code == "negative_count"]
+    assert found[0].fields == ("null_votes",) and "cannot be negative" in found[0].message
+
+
+def test_it_flags_a_count_that_is_not_a_whole_number():
+    answer = set_field(acta_answer(), "rows[4].votes", "12.5")
+    assert "count_not_integer" in codes(check(answer))
+
+
+@pytest.mark.parametrize("bad", ["20130100601.1.0001", "201301006.1.1.0001", "201301006-01-1-0001", "ACTA 1"])
+def test_it_flags_a_malformed_acta_id(bad):
+    found = [v for v in check(set_field(acta_answer(), "acta_id", bad)) if v.code == "acta_id_format"]
+    assert found and found[0].found == bad and "201301006.01.1.0001" in found[0].message
+
+
+def test_the_acta_id_pattern_is_nine_two_one_four_digits():
+    assert ACTA_ID_PATTERN.match("123456789.12.1.1234")
+    assert not ACTA_ID_PATTERN.match("123456789.12.12.1234")
+
+
+def test_it_flags_missing_rows_and_a_row_out_of_order():
+    answer = acta_answer()
+    short = copy.deepcopy(answer)
+    short["rows"] = short["rows"][:37]
+    assert any(v.code == "rows_layout" and v.found == 37 for v in check(short))
+    swapped = copy.deepcopy(answer)
+    swapped["rows"][0]["party"], swapped["rows"][1]["party"] = "PCV", "PSUV"
+    found = [v for v in check(swapped) if v.code == "rows_layout"]
+    assert [v.fields for v in found] == [("rows[0].party",), ("rows[1].party",)]
+
+
+def test_it_flags_a_missing_count():
+    answer = set_field(acta_answer(), "rows[10].votes", None)
+    found = [v for v in check(answer) if v.code == "missing_value"]
+    assert found[0].fields == ("rows[10].votes",) and "Row 11 (EV)" in found[0].message
+
+
+def test_it_flags_a_row_that_cites_another_partys_line():
+    blocks = [
+        OcrBlock(
+            id="l1", type=BlockType.LINE, page=1, text="PSUV 12 CERO CERO UNO DOS", bbox=BBox(0, 0, 1, 0.1)
+        ),
+        OcrBlock(
+            id="l2", type=BlockType.LINE, page=1, text="PCV 12 CERO CERO UNO DOS", bbox=BBox(0, 0.1, 1, 0.1)
+        ),
+    ]
+    ctx = RuleContext(prompt=PromptDocument(text="", line_ids={1: "l1", 2: "l2"}), blocks=blocks)
+    answer = acta_answer()
+    answer["rows"][1]["votes"]["proof"] = [{"type": "LINE", "id": 1}]  # PCV's votes cite PSUV's line
+    answer["rows"][0]["votes"]["proof"] = [{"type": "LINE", "id": 1}]
+    found = [v for v in check(answer, ctx) if v.code == "row_proof_party"]
+    assert [v.fields for v in found] == [("rows[1].votes",)]
+    assert "party PSUV, not of PCV" in found[0].message
+
+
+def test_the_validator_runs_the_schema_first_and_reports_the_path():
+    validate = make_validator(DOCTYPE, RuleContext())
+    answer = set_field(acta_answer(), "rows[3].votes", "many")
+    found = validate(answer)
+    assert codes(found) == ["schema"] and found[0].fields == ("rows[3].votes",)
