@@ -1,5 +1,5 @@
 from django.contrib.auth import views as auth_views
-from django.urls import path
+from django.urls import include, path
 
 from reviewer.views import audit, batches, home, queue
 
@@ -13,3 +13,6 @@ urlpatterns = [
     path("queue/", queue.queue, name="queue"),
     path("audit/", audit.audit_home, name="audit_home"),
 ]
+
+# The review desk (issue 5) lives in its own module.
+urlpatterns += [path("", include("reviewer.urls_desk"))]

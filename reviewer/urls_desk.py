@@ -1,0 +1,3 @@
+"""URLs of the review desk."""
+
+urlpatterns: list = []

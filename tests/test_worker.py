@@ -1,0 +1,45 @@
+"""A batch through a real Celery worker on Redis: every document reaches a final state."""
+
+from __future__ import annotations
+
+import time
+
+import pytest
+
+from extraction.acta.generate import generate_acta
+from extraction.models import Batch, Document, Round
+from extraction.services.ingest import IncomingFile, batch_create_from_files
+from tests import badfiles
+
+pytestmark = [pytest.mark.worker, pytest.mark.django_db(transaction=True)]
+
+
+def wait_for_final(batch: Batch, timeout: float = 180) -> dict[str, str]:
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        states = dict(Document.objects.filter(batch=batch).values_list("filename", "status"))
+        if states and all(s in ("passed", "flagged", "failed") for s in states.values()):
+            return states
+        time.sleep(0.5)
+    raise AssertionError(f"documents still not final after {timeout}s: {states}")
+
+
+def test_a_queued_batch_is_processed_by_the_worker(celery_worker_process, tmp_path):
+    clean = tmp_path / "clean.pdf"
+    clean.write_bytes(generate_acta(seed=11).pdf_bytes)
+    wrong = tmp_path / "wrong.pdf"
+    wrong.write_bytes(generate_acta(seed=12, errors=["sum_mismatch"]).pdf_bytes)
+    corrupt = badfiles.make_corrupt_pdf(tmp_path)
+    batch = batch_create_from_files(
+        name="worker", doctype="acta", ocr_engine="auto",
+        files=[IncomingFile(p.name, p) for p in (clean, wrong, corrupt)],
+    )
+    states = wait_for_final(batch)
+    assert states["corrupt.pdf"] == "failed"
+    assert states["wrong.pdf"] == "flagged"
+    doc = Document.objects.get(batch=batch, filename="wrong.pdf")
+    extraction = doc.extractions.get()
+    assert extraction.reader == "template" and extraction.stop_reason in ("exhausted", "stagnated")
+    assert Round.objects.filter(extraction=extraction, state="completed").count() == 1
+    assert extraction.violations.filter(code="sum_valid_votes").exists()
+    assert doc.truth and len(doc.truth["counts"]) == 38
