@@ -36,3 +36,157 @@ def audit_batches() -> QuerySet[Batch]:
     return Batch.objects.annotate(
         n_passed=Count("documents", filter=Q(documents__status=Status.PASSED.value))
     ).order_by("-created_at")
+
+
+# --- the review desk ---------------------------------------------------------------------------------
+
+# Rule codes in words, for the queue and the desk; an unknown code reads as its words.
+RULE_LABELS = {
+    "rows_layout": "Party rows are not the sheet's rows",
+    "missing_value": "A value is missing",
+    "count_not_integer": "A count is not a whole number",
+    "negative_count": "A count is negative",
+    "row_digits_words_mismatch": "A row's digits and words disagree",
+    "total_digits_words_mismatch": "A total's digits and words disagree",
+    "sum_valid_votes": "Party votes do not add up to the valid votes",
+    "valid_plus_null_total": "Valid plus null votes do not make the total",
+    "acta_id_format": "The acta id is malformed",
+    "row_proof_party": "A row cites another party's line",
+    "proof_found": "A value has no proof on the page",
+    "value_grounded": "A value is not what its proof shows",
+    "schema": "The answer does not fit the document type",
+    "parse_error": "The answer could not be read",
+    "line_total": "Quantity × unit price is not the line total",
+    "lines_subtotal": "Lines do not add up to the subtotal",
+    "subtotal_tax_total": "Subtotal plus tax is not the total",
+    "date_parse": "A date cannot be read",
+    "currency_code": "The currency is not a currency code",
+    "issuer_is_seller": "The issuer is not the seller",
+    "fraction_parse": "A share cannot be read",
+    "fraction_range": "A share is out of range",
+    "fractions_sum": "The shares do not add up to 100 %",
+}
+
+
+def rule_label(code: str) -> str:
+    if code in RULE_LABELS:
+        return RULE_LABELS[code]
+    if code.startswith("rubric:"):
+        return "A reviewer check failed: " + code.split(":", 1)[1].replace("_", " ")
+    return code.replace("_", " ").capitalize()
+
+
+def _current_extraction_id():
+    from django.db.models import OuterRef, Subquery
+
+    from extraction.models import Extraction
+
+    return Subquery(
+        Extraction.objects.filter(document=OuterRef("pk")).order_by("-started_at", "-id").values("id")[:1]
+    )
+
+
+def queue_documents_open(*, batch_id: int | None = None, rule: str | None = None) -> QuerySet[Document]:
+    """Flagged documents nobody has decided yet, oldest first, with their current extraction's id."""
+    from django.db.models import Exists, OuterRef
+
+    from extraction.models import Violation
+    from extraction.states import ReviewStatus
+
+    qs = Document.objects.filter(status=Status.FLAGGED.value, review_status=ReviewStatus.UNREVIEWED.value)
+    if batch_id:
+        qs = qs.filter(batch_id=batch_id)
+    qs = qs.annotate(current_extraction_id=_current_extraction_id())
+    if rule:
+        qs = qs.filter(Exists(Violation.objects.filter(extraction_id=OuterRef("current_extraction_id"), code=rule)))
+    return qs.order_by("created_at", "id")
+
+
+def queue_rules_of(documents: list[Document]) -> None:
+    """Attach `rules` [(code, label, count)] to each document of a queue page: one query for the page."""
+    from extraction.models import Violation
+
+    by_extraction = {d.current_extraction_id: d for d in documents if d.current_extraction_id}
+    for d in documents:
+        d.rules = []
+    rows = (
+        Violation.objects.filter(extraction_id__in=list(by_extraction))
+        .values("extraction_id", "code").annotate(n=Count("id")).order_by("extraction_id", "code")
+    )
+    for row in rows:
+        by_extraction[row["extraction_id"]].rules.append((row["code"], rule_label(row["code"]), row["n"]))
+
+
+def queue_rule_codes() -> list[tuple[str, str]]:
+    """The rule codes flagged documents break, for the queue's filter."""
+    from extraction.models import Violation
+    from extraction.states import ReviewStatus
+
+    codes = (
+        Violation.objects.filter(extraction__document__status=Status.FLAGGED.value,
+                                 extraction__document__review_status=ReviewStatus.UNREVIEWED.value)
+        .values_list("code", flat=True).distinct().order_by("code")
+    )
+    return [(c, rule_label(c)) for c in codes]
+
+
+def document_for_desk(*, document_id: int) -> Document:
+    """The document with its batch and claim holder (raises Document.DoesNotExist)."""
+    return Document.objects.select_related("batch", "claimed_by").get(pk=document_id)
+
+
+def desk_extraction(*, document: Document):
+    from extraction.models import Extraction
+
+    return Extraction.objects.filter(document=document).order_by("-started_at", "-id").first()
+
+
+def desk_fields(*, extraction) -> dict:
+    """An extraction's FieldValues by path (one query)."""
+    from extraction.models import FieldValue
+
+    return {fv.path: fv for fv in FieldValue.objects.filter(extraction=extraction)}
+
+
+def desk_violations(*, extraction) -> list:
+    from extraction.models import Violation
+
+    out = list(Violation.objects.filter(extraction=extraction).order_by("id"))
+    for v in out:
+        v.label = rule_label(v.code)
+    return out
+
+
+def field_value(*, extraction, path: str):
+    from extraction.models import FieldValue
+
+    return FieldValue.objects.filter(extraction=extraction, path=path).first()
+
+
+def document_pages(*, document: Document) -> dict[int, object]:
+    from extraction.models import Page
+
+    return {p.number: p for p in Page.objects.filter(document=document).order_by("number")}
+
+
+def document_history(*, document: Document) -> dict:
+    """The rounds of every extraction (newest first), what changed between rounds, and the review events."""
+    from extraction.models import Extraction, ReviewEvent, Round
+    from extraction.rules import iter_fields
+
+    extractions = list(Extraction.objects.filter(document=document).order_by("-started_at", "-id"))
+    rounds_by = {}
+    for r in Round.objects.filter(extraction__in=extractions).order_by("extraction_id", "number"):
+        rounds_by.setdefault(r.extraction_id, []).append(r)
+    for e in extractions:
+        e.round_list = rounds_by.get(e.id, [])
+        previous: dict = {}
+        for r in e.round_list:
+            values = {p: n.get("value") for p, n in iter_fields(r.parsed)} if isinstance(r.parsed, dict) else {}
+            r.changes = [(p, previous.get(p), v) for p, v in values.items() if previous and previous.get(p) != v]
+            r.rule_summary = sorted({(v.get("code", "?"), rule_label(v.get("code", "?"))) for v in r.violations or []})
+            r.n_violations = len(r.violations or [])
+            if values:
+                previous = values
+    events = list(ReviewEvent.objects.filter(document=document).select_related("user").order_by("created_at", "id"))
+    return {"extractions": extractions, "events": events}

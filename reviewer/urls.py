@@ -1,7 +1,7 @@
 from django.contrib.auth import views as auth_views
 from django.urls import include, path
 
-from reviewer.views import audit, batches, home, queue
+from reviewer.views import audit, batches, documents_admin, home, queue
 
 urlpatterns = [
     path("", home.home, name="home"),
@@ -10,6 +10,8 @@ urlpatterns = [
     path("batches/", batches.batch_list, name="batch_list"),
     path("batches/new/", batches.batch_upload, name="batch_upload"),
     path("batches/<int:batch_id>/", batches.batch_detail, name="batch_detail"),
+    path("documents/<int:document_id>/retry/", documents_admin.document_retry, name="document_retry"),
+    path("documents/<int:document_id>/textract/", documents_admin.document_textract, name="document_textract"),
     path("queue/", queue.queue, name="queue"),
     path("audit/", audit.audit_home, name="audit_home"),
 ]

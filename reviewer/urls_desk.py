@@ -1,3 +1,20 @@
 """URLs of the review desk."""
 
-urlpatterns: list = []
+from django.urls import path
+
+from reviewer.views import desk, pages, queue
+
+urlpatterns: list = [
+    path("queue/next/", queue.queue_next, name="queue_next"),
+    path("documents/<int:document_id>/", desk.document_desk, name="desk_document"),
+    path("documents/<int:document_id>/proof/", desk.document_proof, name="desk_proof"),
+    path("documents/<int:document_id>/edit/", desk.field_edit, name="desk_edit"),
+    path("documents/<int:document_id>/verify/", desk.document_verify, name="desk_verify"),
+    path("documents/<int:document_id>/reject/", desk.document_reject, name="desk_reject"),
+    path("documents/<int:document_id>/claim/", desk.document_claim, name="desk_claim"),
+    path("documents/<int:document_id>/release/", desk.document_release, name="desk_release"),
+    path("documents/<int:document_id>/send-back/", desk.document_send_back, name="desk_send_back"),
+    path("documents/<int:document_id>/history/", desk.document_history, name="desk_history"),
+    path("documents/<int:document_id>/pages/<int:number>/image/", pages.page_image, name="desk_page_image"),
+    path("documents/<int:document_id>/pages/<int:number>/annotated/", pages.page_annotated, name="desk_page_annotated"),
+]

@@ -194,15 +194,33 @@ def _total_key(record: _Record) -> str | None:
 
 
 class _Proofs:
-    def __init__(self, prompt: PromptDocument):
+    """Proof references for atoms: the LINE's short id, or, for a line the prompt renders inside a
+    table (the pdf-text engine finds tables), the CELL that holds the word."""
+
+    def __init__(self, prompt: PromptDocument, pages: list[OcrPage]):
         self.short = {block_id: short for short, block_id in prompt.line_ids.items()}
+        table_short = {block_id: short for short, block_id in prompt.table_ids.items()}
+        self.cells: list[tuple[OcrBlock, int]] = [
+            (b, table_short[b.parent])
+            for page in pages for b in page.blocks
+            if b.type == BlockType.CELL and b.parent in table_short
+        ]
+
+    def _cell(self, atom: _Atom) -> dict[str, Any] | None:
+        box = (atom.word or atom.line).bbox
+        cx, cy = box.left + box.width / 2, box.top + box.height / 2
+        for cell, table in self.cells:
+            c = cell.bbox
+            if cell.page == atom.line.page and c.left <= cx <= c.right and c.top <= cy <= c.bottom:
+                return {"type": "CELL", "table": table, "row": cell.row, "column": cell.column}
+        return None
 
     def lines(self, atoms: list[_Atom]) -> list[dict[str, Any]]:
         out: list[dict[str, Any]] = []
         for a in atoms:
             short = self.short.get(a.line.id)
-            item = {"type": "LINE", "id": short}
-            if short is not None and item not in out:
+            item = {"type": "LINE", "id": short} if short is not None else self._cell(a)
+            if item is not None and item not in out:
                 out.append(item)
         return out
 
@@ -246,7 +264,7 @@ def read_acta(*, pages: list[OcrPage], prompt: PromptDocument) -> dict[str, Any]
     "valid_votes", "valid_votes_words", "null_votes", "null_votes_words", "total_votes",
     "total_votes_words"}; every field is {"value": ..., "proof": [...]}; unreadable -> value None.
     """
-    proofs = _Proofs(prompt)
+    proofs = _Proofs(prompt, pages)
     atoms: list[_Atom] = []
     records: list[_Record] = []
     for page in pages:

@@ -8,12 +8,13 @@ boxes; both are regrouped here into the words of the line text. No tables.
 from __future__ import annotations
 
 from dataclasses import dataclass
-from functools import lru_cache
 from typing import Any
 
 from extraction.ocr.blocks import BBox, BlockType, OcrBlock, OcrError, OcrPage, PageImage, SourceDocument
 
 Box = tuple[float, float, float, float]  # x0, y0, x1, y1 in pixels
+
+_LOADED: dict[str, Any] = {}  # RapidOCR objects by settings: a worker process loads the models once
 
 
 class RapidOcrEngine:
@@ -31,12 +32,17 @@ class RapidOcrEngine:
         if threads:
             settings["EngineConfig.onnxruntime.intra_op_num_threads"] = threads
         settings.update(params or {})
-        self._settings = tuple(sorted(settings.items()))
+        self._settings = settings
         self._ocr: Any = None
 
     def _engine(self) -> Any:
         if self._ocr is None:  # model loading is slow: once per engine, shared by equal settings
-            self._ocr = _load_rapidocr(self._settings)
+            key = repr(sorted(self._settings.items()))
+            if key not in _LOADED:
+                from rapidocr import RapidOCR
+
+                _LOADED[key] = RapidOCR(params=dict(self._settings))
+            self._ocr = _LOADED[key]
         return self._ocr
 
     def read(self, document: SourceDocument) -> list[OcrPage]:
@@ -49,8 +55,9 @@ class RapidOcrEngine:
             result = self._engine()(str(page.path))
         except Exception as exc:  # an engine fault must reach the document as a readable error
             raise OcrError(f"rapidocr failed on page {page.number}: {exc}") from exc
-        if result.img is not None:
-            height, width = result.img.shape[:2]
+        image = getattr(result, "img", None)
+        if image is not None:
+            height, width = image.shape[:2]
         else:  # nothing recognised: RapidOCR returns an empty result without the image
             width, height = page.width, page.height
         lines = [
@@ -59,13 +66,6 @@ class RapidOcrEngine:
         ]
         return OcrPage(number=page.number, blocks=build_blocks(lines, page.number, width, height),
                        engine=self.name)
-
-
-@lru_cache(maxsize=2)
-def _load_rapidocr(settings: tuple[tuple[str, Any], ...]) -> Any:
-    from rapidocr import RapidOCR
-
-    return RapidOCR(params=dict(settings))
 
 
 @dataclass
@@ -82,10 +82,12 @@ class _RawLine:
 
 
 def _zip_lines(result: Any) -> list[tuple[str, float, Any, list[tuple[str, float, Box]]]]:
-    txts = result.txts or ()
-    boxes = result.boxes if result.boxes is not None else ()
-    scores = result.scores or ()
-    words = result.word_results or ()
+    # A result without recognised text may be a bare detection or an empty output: read defensively.
+    txts = getattr(result, "txts", None) or ()
+    boxes = getattr(result, "boxes", None)
+    boxes = boxes if boxes is not None else ()
+    scores = getattr(result, "scores", None) or ()
+    words = getattr(result, "word_results", None) or ()
     # RapidOCR drops lines without word boxes from word_results, which shifts the rest: trust the
     # pieces only when they line up with the lines; otherwise every line gets proportional word boxes.
     aligned = len(words) == len(txts)

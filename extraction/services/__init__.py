@@ -3,8 +3,9 @@
 from extraction.services.transitions import (
     TransitionError,
     document_fail,
+    document_requeue,
     document_review_transition,
     document_transition,
 )
 
-__all__ = ["TransitionError", "document_fail", "document_review_transition", "document_transition"]
+__all__ = ["TransitionError", "document_fail", "document_requeue", "document_review_transition", "document_transition"]

@@ -123,3 +123,25 @@ def batch_create_from_files(
     batch = batch_create(name=name, doctype=doctype, ocr_engine=ocr_engine, options=options, user=user)
     batch_add_files(batch=batch, files=files)
     return batch
+
+
+def document_attach_textract(*, document: Document, data: bytes, filename: str = "textract.json") -> Document:
+    """Use a precomputed Textract response instead of running OCR, and process the document again."""
+    from extraction.ocr.textract import load_textract_json
+    from extraction.services.transitions import document_requeue
+
+    load_textract_json(data)  # raises OcrError with a clear message when it is not Textract JSON
+    from django.core.files.base import ContentFile
+
+    with transaction.atomic():
+        locked = Document.objects.select_for_update().get(pk=document.pk)
+        if locked.status == Status.PROCESSING.value:
+            raise intake.IntakeError("busy", "The document is being processed; attach the JSON when it is done.")
+        if locked.textract_import:
+            locked.textract_import.delete(save=False)
+        locked.textract_import.save(_clean_name(filename), ContentFile(data), save=True)
+        locked.pages.all().delete()  # pages and blocks are read again from the attached response
+        if locked.status != Status.QUEUED.value:
+            document_requeue(document_id=locked.pk)
+    locked.refresh_from_db()
+    return locked

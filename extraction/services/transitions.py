@@ -45,3 +45,17 @@ def document_review_transition(*, document_id: int, to: ReviewStatus, expected_v
 def document_fail(*, document_id: int, code: str, message: str) -> bool:
     """A clear, retryable error on one document. Allowed from queued or processing."""
     return document_transition(document_id=document_id, to=Status.FAILED, error_code=code[:40], error_message=message)
+
+
+def document_requeue(*, document_id: int) -> bool:
+    """Send a finished (or failed) document back to the queue and queue its task once committed."""
+    from extraction.tasks import queue_documents
+
+    with transaction.atomic():
+        moved = document_transition(document_id=document_id, to=Status.QUEUED, error_code="", error_message="")
+        if moved:
+            Document.objects.filter(pk=document_id).update(
+                review_status=ReviewStatus.UNREVIEWED.value, claimed_by=None, claimed_at=None
+            )
+            queue_documents([document_id])
+    return moved

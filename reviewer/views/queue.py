@@ -1,18 +1,64 @@
+from django.contrib import messages
 from django.core.paginator import Paginator
 from django.http import HttpRequest, HttpResponse
-from django.shortcuts import render
+from django.shortcuts import redirect, render
+from django.utils import timezone
+from django.views.decorators.http import require_POST
 
 from extraction import selectors
 from extraction.models import Batch
+from extraction.services import review
 from reviewer.access import role_required
 from reviewer.roles import ADMIN, REVIEWER
+
+PER_PAGE = 50
+
+
+def _filters(params) -> tuple[int | None, str | None]:
+    batch_id = params.get("batch") or ""
+    rule = (params.get("rule") or "").strip()[:80] or None
+    return (int(batch_id) if batch_id.isdigit() else None), rule
 
 
 @role_required(REVIEWER, ADMIN)
 def queue(request: HttpRequest) -> HttpResponse:
-    batch_id = request.GET.get("batch") or None
-    rule = request.GET.get("rule") or None
-    documents = selectors.queue_documents(batch_id=int(batch_id) if batch_id and batch_id.isdigit() else None, rule=rule)
-    page = Paginator(documents, 50).get_page(request.GET.get("page"))
-    context = {"page": page, "batches": Batch.objects.order_by("-created_at")[:100], "batch_id": batch_id, "rule": rule}
+    """Flagged documents nobody has decided yet, oldest first, each with its broken rules in words."""
+    batch_id, rule = _filters(request.GET)
+    documents = selectors.queue_documents_open(batch_id=batch_id, rule=rule).select_related("batch", "claimed_by")
+    page = Paginator(documents, PER_PAGE).get_page(request.GET.get("page"))
+    rows = list(page.object_list)
+    selectors.queue_rules_of(rows)
+    now = timezone.now()
+    for doc in rows:
+        doc.claim_live = review.claim_is_live(doc, now=now)
+        doc.claim_until = review.claim_expires_at(doc) if doc.claim_live else None
+        doc.mine = doc.claim_live and doc.claimed_by_id == request.user.pk
+    context = {
+        "page": page, "rows": rows, "batches": Batch.objects.order_by("-created_at")[:100],
+        "batch_id": str(batch_id or ""), "rule": rule, "rules": selectors.queue_rule_codes(),
+    }
+    if request.htmx and request.GET.get("partial") == "rows":
+        return render(request, "queue/list.html#rows", context)
     return render(request, "queue/list.html", context)
+
+
+@require_POST
+@role_required(REVIEWER, ADMIN)
+def queue_next(request: HttpRequest) -> HttpResponse:
+    """Claim the next document nobody holds (within the filters) and open it."""
+    batch_id, rule = _filters(request.POST)
+    document = review.document_next(user=request.user, batch_id=batch_id, rule=rule)
+    if document is None:
+        messages.info(request, "Nothing left to review.")
+        target = "queue"
+        url = None
+    else:
+        target = "desk_document"
+        url = document.id
+    if request.htmx:
+        from django.urls import reverse
+
+        response = HttpResponse(status=204)
+        response["HX-Redirect"] = reverse(target, args=[url] if url else [])
+        return response
+    return redirect(target, url) if url else redirect(target)

@@ -303,3 +303,26 @@ def test_on_a_sheet_with_errors_the_reader_reports_what_is_printed_not_the_truth
 def test_ocr_takes_seconds_not_minutes_per_sheet():
     seconds = [ocr_sheet(name)[2] for name in SHEETS]
     assert max(seconds) < 60, seconds
+
+
+def test_rows_inside_a_table_found_by_the_text_layer_are_cited_by_cell_and_pass_every_rule(tmp_path):
+    from extraction.doctypes.registry import get_doctype
+    from extraction.ocr.blocks import SourceDocument
+    from extraction.ocr.pdf_text import PdfTextEngine
+    from extraction.prompt import render_prompt
+    from extraction.rules import RuleContext, make_validator
+
+    generated = generate_acta(seed=5, layout="classic")
+    pdf = tmp_path / "acta.pdf"
+    pdf.write_bytes(generated.pdf_bytes)
+    pages = PdfTextEngine().read(SourceDocument(pdf, "pdf", []))
+    prompt = render_prompt(pages)
+    assert prompt.table_ids, "the classic layout is a table the text layer engine detects"
+    answer = read_acta(pages=pages, prompt=prompt)
+    assert any(p["type"] == "CELL" for row in answer["rows"] for p in row["votes"]["proof"])
+    assert all(row["votes"]["proof"] for row in answer["rows"])
+    doctype = get_doctype("acta")
+    violations = make_validator(doctype, RuleContext(prompt=prompt, blocks=[b for p in pages for b in p.blocks]))(
+        doctype.parse_answer(answer)
+    )
+    assert violations == []

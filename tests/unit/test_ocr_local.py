@@ -255,6 +255,14 @@ def test_lines_are_read_in_rows_then_left_to_right():
     assert in_rows(boxes) == [1, 0, 2, 3]
 
 
+def test_rapidocr_reads_a_blank_page_as_a_page_without_lines(tmp_path):
+    blank = tmp_path / "blank.png"
+    Image.new("RGB", (300, 200), "white").save(blank)
+    [page] = RapidOcrEngine().read(SourceDocument(blank, "image", [PageImage(4, blank, 300, 200)]))
+    assert (page.number, page.engine) == (4, "rapidocr")
+    assert [b.type for b in page.blocks] == [BlockType.PAGE]
+
+
 def test_rapidocr_reports_an_unreadable_image_as_an_ocr_error(tmp_path):
     broken = tmp_path / "broken.png"
     broken.write_bytes(b"not an image")

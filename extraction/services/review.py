@@ -1,0 +1,297 @@
+"""The review desk's writes: claim, release, next, edit a field (rules re-run at once), verify, reject, send back.
+
+Every change is a ReviewEvent (who, when, which field, before, after). Every write is a conditional UPDATE:
+edits, verifications and rejections carry the Document.version the reviewer saw, and a write whose version
+no longer matches changes nothing and says so (no lost update). A claim is a lock with a time limit
+(CLAIM_TTL_MINUTES): while it holds, nobody else may change the document.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from datetime import timedelta
+from typing import Any
+
+from django.conf import settings
+from django.db import transaction
+from django.db.models import F, Q
+from django.utils import timezone
+
+from extraction.doctypes.registry import get_doctype
+from extraction.loop import AnswerParseError
+from extraction.models import Document, Extraction, FieldValue, ReviewEvent, Violation
+from extraction.prompt import render_prompt
+from extraction.rules import RuleContext, get_field, make_validator, set_field
+from extraction.rules import Violation as RuleViolation
+from extraction.services.extract import ocr_pages_of, violations_save
+from extraction.services.transitions import document_review_transition, document_transition
+from extraction.states import ReviewStatus, Status
+
+# Proof rules about a single field: a reviewer's correction is itself the evidence for the new value, so
+# "the cited text does not show this value" is not raised again on a field a reviewer corrected.
+GROUNDING_CODES = frozenset({"proof_found", "value_grounded"})
+
+
+class ReviewError(Exception):
+    """A review action that cannot be done; the message is for the reviewer."""
+
+
+class StaleVersion(ReviewError):
+    """Someone saved the document after this reviewer loaded it."""
+
+
+class ClaimedByOther(ReviewError):
+    """Another reviewer holds the document."""
+
+
+class NotEditable(ReviewError):
+    """The document is not open for review (passed, already decided, or not extracted)."""
+
+
+class InvalidValue(ReviewError):
+    """The reviewer's text is not a value of the field's type."""
+
+
+class NoteRequired(ReviewError):
+    """Verifying while rules still fail needs the reviewer's reason."""
+
+
+@dataclass(frozen=True)
+class EditResult:
+    version: int
+    value: Any
+    violations: list[RuleViolation]
+
+
+def claim_ttl() -> timedelta:
+    return timedelta(minutes=settings.CLAIM_TTL_MINUTES)
+
+
+def claim_expires_at(document: Document):
+    return document.claimed_at + claim_ttl() if document.claimed_at else None
+
+
+def claim_is_live(document: Document, *, now=None) -> bool:
+    now = now or timezone.now()
+    return bool(document.claimed_by_id and document.claimed_at and document.claimed_at + claim_ttl() > now)
+
+
+def _free_or_mine(user_id: int, now) -> Q:
+    return Q(claimed_by__isnull=True) | Q(claimed_by_id=user_id) | Q(claimed_at__lt=now - claim_ttl())
+
+
+def _open_for_review() -> Q:
+    return Q(status=Status.FLAGGED.value, review_status=ReviewStatus.UNREVIEWED.value)
+
+
+def is_open_for_review(document: Document) -> bool:
+    return document.status == Status.FLAGGED.value and document.review_status == ReviewStatus.UNREVIEWED.value
+
+
+def _why_not(*, document_id: int, user_id: int, expected_version: int | None) -> ReviewError:
+    """After a guarded update matched nothing: the reason, in words for the reviewer."""
+    doc = Document.objects.select_related("claimed_by").get(pk=document_id)
+    if not is_open_for_review(doc):
+        if doc.status == Status.PASSED.value:
+            return NotEditable("This document passed its rules; it is read-only unless a supervisor sends it back.")
+        if doc.status == Status.FLAGGED.value:
+            return NotEditable(f"This document was already {doc.review_status}; it is read-only now.")
+        return NotEditable(f"This document is {doc.status}, not waiting for review.")
+    if doc.claimed_by_id not in (None, user_id) and claim_is_live(doc):
+        until = timezone.localtime(claim_expires_at(doc)).strftime("%H:%M")
+        return ClaimedByOther(f"{doc.claimed_by.get_username()} is working on this document (their claim holds until {until}).")
+    if expected_version is not None and doc.version != expected_version:
+        return StaleVersion(
+            f"Someone saved this document after you opened it (your version {expected_version}, now {doc.version}). "
+            "Reload it to see their changes, then redo yours."
+        )
+    return ReviewError("The document changed while you were saving; reload it and try again.")
+
+
+def _hold(*, document_id: int, user, expected_version: int | None, bump: bool) -> None:
+    """Take or refresh the user's claim (and bump the version for a content write), or raise why not."""
+    now = timezone.now()
+    qs = Document.objects.filter(_open_for_review(), _free_or_mine(user.pk, now), pk=document_id)
+    if expected_version is not None:
+        qs = qs.filter(version=expected_version)
+    changes: dict[str, Any] = {"claimed_by": user, "claimed_at": now}
+    if bump:
+        changes["version"] = F("version") + 1
+    if qs.update(**changes) != 1:
+        raise _why_not(document_id=document_id, user_id=user.pk, expected_version=expected_version)
+
+
+def current_extraction(*, document_id: int) -> Extraction | None:
+    return Extraction.objects.filter(document_id=document_id).order_by("-started_at", "-id").first()
+
+
+# --- claims ------------------------------------------------------------------------------------------
+
+
+@transaction.atomic
+def document_claim(*, document_id: int, user) -> Document:
+    """Lock a flagged document for this reviewer (refreshes their own claim); raises ClaimedByOther or NotEditable."""
+    before = Document.objects.filter(pk=document_id).values_list("claimed_by_id", "claimed_at").first()
+    _hold(document_id=document_id, user=user, expected_version=None, bump=False)
+    held_before = before and before[0] == user.pk and before[1] and before[1] + claim_ttl() > timezone.now()
+    if not held_before:
+        ReviewEvent.objects.create(document_id=document_id, user=user, kind=ReviewEvent.Kind.CLAIM)
+    return Document.objects.select_related("claimed_by").get(pk=document_id)
+
+
+@transaction.atomic
+def document_release(*, document_id: int, user) -> bool:
+    """Give up this reviewer's claim; False when they did not hold it."""
+    released = Document.objects.filter(pk=document_id, claimed_by=user).update(claimed_by=None, claimed_at=None)
+    if released:
+        ReviewEvent.objects.create(document_id=document_id, user=user, kind=ReviewEvent.Kind.RELEASE)
+    return bool(released)
+
+
+def document_next(*, user, batch_id: int | None = None, rule: str | None = None) -> Document | None:
+    """Claim the oldest flagged document nobody else holds (within the filters); None when the queue is empty.
+
+    The reviewer's other claims are released: a reviewer holds one document at a time.
+    """
+    from extraction.selectors import queue_documents_open
+
+    for _ in range(20):  # each miss means someone else claimed that one first: take the next
+        now = timezone.now()
+        candidate = (
+            queue_documents_open(batch_id=batch_id, rule=rule)
+            .filter(_free_or_mine(user.pk, now))
+            .exclude(claimed_by=user, claimed_at__gte=now - claim_ttl())
+            .values_list("id", flat=True)
+            .first()
+        )
+        if candidate is None:
+            mine = queue_documents_open(batch_id=batch_id, rule=rule).filter(
+                claimed_by=user, claimed_at__gte=now - claim_ttl()
+            ).values_list("id", flat=True).first()
+            return Document.objects.get(pk=mine) if mine else None
+        try:
+            with transaction.atomic():
+                for held in Document.objects.filter(claimed_by=user).exclude(pk=candidate).values_list("id", flat=True):
+                    document_release(document_id=held, user=user)
+                return document_claim(document_id=candidate, user=user)
+        except ReviewError:
+            continue
+    return None
+
+
+# --- editing -----------------------------------------------------------------------------------------
+
+
+def _parse_value(*, doctype, answer: dict, path: str, raw: str | None) -> tuple[dict, Any]:
+    """The answer with `path` set to the reviewer's text parsed to the field's type (the schema decides)."""
+    text = (raw or "").strip()
+    candidate = set_field(answer, path, text if text else None)
+    try:
+        parsed = doctype.parse_answer(candidate)
+    except AnswerParseError as err:
+        detail = str(err).split(": ", 1)[-1]
+        raise InvalidValue(f"{text!r} is not a valid value for this field ({detail}).") from None
+    node = get_field(parsed, path)
+    return parsed, node.get("value") if isinstance(node, dict) else node
+
+
+def _revalidate(*, document: Document, extraction: Extraction, answer: dict) -> list[RuleViolation]:
+    """Run the type's rules on the answer (no judge on edits); grounding is waived on corrected fields."""
+    doctype = get_doctype(extraction.doctype or document.batch.doctype)
+    pages = ocr_pages_of(document=document)
+    ctx = RuleContext(prompt=render_prompt(pages), blocks=[b for p in pages for b in p.blocks])
+    broken = make_validator(doctype, ctx)(answer)
+    corrected = set(FieldValue.objects.filter(extraction=extraction, corrected=True).values_list("path", flat=True))
+    return [v for v in broken if not (v.code in GROUNDING_CODES and v.fields and set(v.fields) <= corrected)]
+
+
+def field_edit(*, document_id: int, user, path: str, raw_value: str | None, expected_version: int) -> EditResult:
+    """Set one field to the reviewer's value, re-run the rules and save the violations; one ReviewEvent."""
+    with transaction.atomic():
+        # The guarded update first: it locks the row, so the answer read below is the one this edit replaces
+        # (an invalid value raises and rolls the version back).
+        _hold(document_id=document_id, user=user, expected_version=expected_version, bump=True)
+        document = Document.objects.select_related("batch").get(pk=document_id)
+        extraction = current_extraction(document_id=document_id)
+        if extraction is None or not extraction.answer:
+            raise NotEditable("This document has no extracted answer to correct.")
+        doctype = get_doctype(extraction.doctype or document.batch.doctype)
+        try:
+            before_node = get_field(extraction.answer, path)
+        except KeyError:
+            raise InvalidValue(f"There is no field {path!r} in this document.") from None
+        before = before_node.get("value") if isinstance(before_node, dict) else before_node
+        answer, value = _parse_value(doctype=doctype, answer=extraction.answer, path=path, raw=raw_value)
+        Extraction.objects.filter(pk=extraction.pk).update(answer=answer)
+        updated = FieldValue.objects.filter(extraction=extraction, path=path).update(value=value, corrected=True)
+        if not updated:
+            FieldValue.objects.create(extraction=extraction, path=path, value=value, model_value=before, corrected=True,
+                                      position=FieldValue.objects.filter(extraction=extraction).count())
+        violations = _revalidate(document=document, extraction=extraction, answer=answer)
+        violations_save(extraction=extraction, violations=violations)
+        ReviewEvent.objects.create(document_id=document_id, user=user, kind=ReviewEvent.Kind.EDIT, field=path,
+                                   before=before, after=value)
+        version = Document.objects.values_list("version", flat=True).get(pk=document_id)
+    return EditResult(version=version, value=value, violations=violations)
+
+
+# --- decisions ---------------------------------------------------------------------------------------
+
+
+@transaction.atomic
+def document_verify(*, document_id: int, user, expected_version: int, note: str = "") -> str:
+    """Accept the document's values. With rules still failing the reviewer must say why (`note`).
+
+    Ends as 'corrected' when a reviewer changed any value, else 'verified'; the claim is released.
+    """
+    note = (note or "").strip()
+    _hold(document_id=document_id, user=user, expected_version=expected_version, bump=True)
+    extraction = current_extraction(document_id=document_id)
+    broken = Violation.objects.filter(extraction=extraction).count() if extraction else 0
+    if broken and not note:
+        raise NoteRequired(f"{broken} rule{'s' if broken != 1 else ''} still fail: write why you verify anyway.")
+    corrected = bool(extraction) and FieldValue.objects.filter(extraction=extraction, corrected=True).exists()
+    to = ReviewStatus.CORRECTED if corrected else ReviewStatus.VERIFIED
+    if not document_review_transition(document_id=document_id, to=to, expected_version=expected_version + 1,
+                                      claimed_by=None, claimed_at=None):
+        raise _why_not(document_id=document_id, user_id=user.pk, expected_version=expected_version)
+    ReviewEvent.objects.create(document_id=document_id, user=user, kind=ReviewEvent.Kind.VERIFY, after=to.value,
+                               note=note)
+    return to.value
+
+
+@transaction.atomic
+def document_reject(*, document_id: int, user, expected_version: int, reason: str) -> None:
+    """The document cannot be trusted (unreadable, wrong type, ...): rejected, with the reviewer's reason."""
+    reason = (reason or "").strip()
+    if not reason:
+        raise NoteRequired("Say why you reject this document.")
+    _hold(document_id=document_id, user=user, expected_version=expected_version, bump=True)
+    if not document_review_transition(document_id=document_id, to=ReviewStatus.REJECTED,
+                                      expected_version=expected_version + 1, claimed_by=None, claimed_at=None):
+        raise _why_not(document_id=document_id, user_id=user.pk, expected_version=expected_version)
+    ReviewEvent.objects.create(document_id=document_id, user=user, kind=ReviewEvent.Kind.REJECT,
+                               after=ReviewStatus.REJECTED.value, note=reason)
+
+
+@transaction.atomic
+def document_send_back(*, document_id: int, user, reason: str) -> None:
+    """A supervisor reopens a document for reviewers: a passed one becomes flagged, a decided one unreviewed."""
+    reason = (reason or "").strip()
+    if not reason:
+        raise NoteRequired("Say why you send this document back.")
+    doc = Document.objects.get(pk=document_id)
+    before = {"status": doc.status, "review_status": doc.review_status}
+    if doc.status == Status.PASSED.value:
+        done = document_transition(document_id=document_id, to=Status.FLAGGED,
+                                   review_status=ReviewStatus.UNREVIEWED.value, claimed_by=None, claimed_at=None)
+    elif doc.status == Status.FLAGGED.value and doc.review_status != ReviewStatus.UNREVIEWED.value:
+        done = document_review_transition(document_id=document_id, to=ReviewStatus.UNREVIEWED,
+                                          expected_version=doc.version, claimed_by=None, claimed_at=None)
+    else:
+        raise NotEditable("Only a passed or an already reviewed document can be sent back.")
+    if not done:
+        raise ReviewError("The document changed while you were sending it back; reload it and try again.")
+    ReviewEvent.objects.create(document_id=document_id, user=user, kind=ReviewEvent.Kind.SEND_BACK, before=before,
+                               after={"status": Status.FLAGGED.value, "review_status": ReviewStatus.UNREVIEWED.value},
+                               note=reason)

@@ -1,0 +1,57 @@
+"""Admin actions on one document: retry a failed one, attach a precomputed Textract response."""
+
+from django import forms
+from django.contrib import messages
+from django.http import HttpRequest, HttpResponse
+from django.shortcuts import get_object_or_404, redirect
+from django.views.decorators.http import require_POST
+
+from extraction.intake import IntakeError
+from extraction.models import Document
+from extraction.ocr.blocks import OcrError
+from extraction.services import document_requeue
+from extraction.services.ingest import document_attach_textract
+from reviewer.access import role_required
+from reviewer.roles import ADMIN
+
+
+class TextractForm(forms.Form):
+    textract_json = forms.FileField(label="Textract JSON")
+
+
+def get_document_for_admin(request: HttpRequest, document_id: int) -> Document:
+    return get_object_or_404(Document.objects.select_related("batch"), pk=document_id)
+
+
+@require_POST
+@role_required(ADMIN)
+def document_retry(request: HttpRequest, document_id: int) -> HttpResponse:
+    document = get_document_for_admin(request, document_id)
+    if document.duplicate_of_id:
+        messages.error(request, f"{document.filename} is a duplicate; it is not processed twice.")
+    elif document_requeue(document_id=document.id):
+        messages.success(request, f"{document.filename} is queued again.")
+    else:
+        messages.error(request, f"{document.filename} is {document.status}; only finished documents can be re-run.")
+    return redirect("batch_detail", batch_id=document.batch_id)
+
+
+@require_POST
+@role_required(ADMIN)
+def document_textract(request: HttpRequest, document_id: int) -> HttpResponse:
+    document = get_document_for_admin(request, document_id)
+    form = TextractForm(request.POST, request.FILES)
+    if not form.is_valid():
+        messages.error(request, "Choose a Textract JSON file to attach.")
+    else:
+        upload = form.cleaned_data["textract_json"]
+        if upload.size > 50 * 1024 * 1024:
+            messages.error(request, "That file is over 50 MB; a Textract response for one document is far smaller.")
+            return redirect("batch_detail", batch_id=document.batch_id)
+        try:
+            document_attach_textract(document=document, data=upload.read(), filename=upload.name)
+        except (OcrError, IntakeError) as exc:
+            messages.error(request, f"{document.filename}: {exc}")
+        else:
+            messages.success(request, f"{document.filename} will be read from the attached Textract response.")
+    return redirect("batch_detail", batch_id=document.batch_id)

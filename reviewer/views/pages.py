@@ -1,0 +1,56 @@
+"""Page images, never public media: streamed from storage after the login and role checks."""
+
+from __future__ import annotations
+
+from django.http import FileResponse, Http404, HttpRequest, HttpResponse
+from django.shortcuts import get_object_or_404
+
+from extraction import selectors
+from extraction.annotate import annotate_png
+from extraction.models import Page, Violation
+from reviewer.access import role_required
+from reviewer.views.desk import DESK_ROLES, get_document
+
+
+def get_page(request: HttpRequest, document_id: int, number: int) -> Page:
+    """The access helper for a page: 404 when the document or the page does not exist."""
+    document = get_document(request, document_id)
+    return get_object_or_404(Page.objects.select_related("document"), document=document, number=number)
+
+
+@role_required(*DESK_ROLES)
+def page_image(request: HttpRequest, document_id: int, number: int) -> HttpResponse:
+    page = get_page(request, document_id, number)
+    if not page.image:
+        raise Http404("This page has no image.")
+    response = FileResponse(page.image.open("rb"), content_type="image/png")
+    response["Cache-Control"] = "private, max-age=3600"  # the browser keeps it; shared caches never do
+    return response
+
+
+@role_required(*DESK_ROLES)
+def page_annotated(request: HttpRequest, document_id: int, number: int) -> HttpResponse:
+    """The page image with the selected proof boxes drawn on it, as a download (?field=path or ?violation=id)."""
+    page = get_page(request, document_id, number)
+    extraction = selectors.desk_extraction(document=page.document)
+    boxes = []
+    if extraction is not None:
+        path, violation_id = request.GET.get("field"), request.GET.get("violation", "")
+        fields = selectors.desk_fields(extraction=extraction)
+        if path:
+            chosen = [fields[path]] if path in fields else []
+        elif violation_id.isdigit():
+            violation = Violation.objects.filter(extraction=extraction, pk=int(violation_id)).first()
+            wanted = set(violation.fields or []) if violation else set()
+            heads = {p for p in wanted if p not in fields}
+            chosen = [fv for p, fv in fields.items() if p in wanted or any(p.startswith(h + "[") for h in heads)]
+        else:
+            chosen = list(fields.values())
+        boxes = [pr["bbox"] for fv in chosen for pr in fv.proofs or []
+                 if int(pr.get("page") or 1) == page.number and pr.get("bbox")]
+    with page.image.open("rb") as fh:
+        png = annotate_png(fh.read(), boxes)
+    response = HttpResponse(png, content_type="image/png")
+    response["Content-Disposition"] = f'attachment; filename="document-{page.document_id}-page-{page.number}-proofs.png"'
+    response["Cache-Control"] = "private, no-store"
+    return response
