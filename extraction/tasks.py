@@ -6,19 +6,22 @@ from celery import shared_task
 from django.db import transaction
 
 
-def queue_documents(document_ids: list[int]) -> None:
-    """Queue processing once the rows are committed, so a worker never looks for a row not yet there."""
+def queue_documents(document_ids: list[int], *, options: dict | None = None) -> None:
+    """Queue processing once the rows are committed, so a worker never looks for a row not yet there.
+
+    `options` override the batch's settings for this run (model, input mode, rounds): a re-run.
+    """
     for document_id in document_ids:
-        transaction.on_commit(lambda document_id=document_id: process_document.delay(document_id))
+        transaction.on_commit(lambda document_id=document_id: process_document.delay(document_id, options))
 
 
 # acks_late: a worker killed mid-document leaves the message on the broker; the claim in the service
 # (queued -> processing, checked by row count) makes a second delivery a no-op.
 @shared_task(acks_late=True, reject_on_worker_lost=True, max_retries=0, ignore_result=True)
-def process_document(document_id: int) -> str:
+def process_document(document_id: int, options: dict | None = None) -> str:
     from extraction.services.pipeline import document_process
 
-    return document_process(document_id=document_id)
+    return document_process(document_id=document_id, options=options)
 
 
 @shared_task(ignore_result=True)

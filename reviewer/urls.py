@@ -18,3 +18,6 @@ urlpatterns = [
 
 # The review desk (issue 5) lives in its own module.
 urlpatterns += [path("", include("reviewer.urls_desk"))]
+
+# Supervisor audit, batch dashboards, re-runs and exports (issue 6) live in their own module.
+urlpatterns += [path("", include("reviewer.urls_audit"))]

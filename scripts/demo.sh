@@ -12,7 +12,7 @@ $PY manage.py migrate --noinput -v0
 $PY manage.py demo_setup
 
 pids=()
-cleanup() { trap - INT TERM EXIT; kill "${pids[@]}" 2>/dev/null || true; wait 2>/dev/null || true; echo "Proofdesk demo stopped."; }
+cleanup() { trap - INT TERM EXIT; kill "${pids[@]}" 2>/dev/null || true; wait 2>/dev/null || true; echo "Proofdesk demo stopped."; exit 0; }
 trap cleanup INT TERM EXIT
 
 # The worker also runs the beat schedule (the reaper of stuck documents) in this one-machine setup.

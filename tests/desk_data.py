@@ -84,7 +84,7 @@ def _draw_page(lines: list[tuple[float, list[str]]]) -> tuple[bytes, list[tuple[
             x = x1 + 14
         placed.append((top, boxes))
     buf = io.BytesIO()
-    img.save(buf, format="PNG")
+    img.save(buf, format="PNG", compress_level=1)
     return buf.getvalue(), placed
 
 
@@ -137,27 +137,34 @@ def flagged_acta(*, batch: Batch | None = None, seed: int = 1, pages: int = 1, w
 
 
 def _store_blocks(document: Document, page: Page, placed) -> None:
-    order = 0
+    """LINE blocks with their WORD children, in two inserts per page."""
     page_block = Block.objects.create(document=document, page=page, key=f"p{page.number}", type="PAGE",
-                                      left=0, top=0, width=1, height=1, order=order)
+                                      left=0, top=0, width=1, height=1, order=0)
+    order = 0
+    lines, words_of = [], []
     for li, (_top, words) in enumerate(placed):
         lefts = [b[0] for _, b in words]
         tops = [b[1] for _, b in words]
         rights = [b[0] + b[2] for _, b in words]
         bottoms = [b[1] + b[3] for _, b in words]
         order += 1
-        line = Block.objects.create(
+        lines.append(Block(
             document=document, page=page, key=f"p{page.number}l{li}", type="LINE", text=" ".join(w for w, _ in words),
             left=min(lefts), top=min(tops), width=max(rights) - min(lefts), height=max(bottoms) - min(tops),
             confidence=0.97, parent=page_block, order=order,
-        )
+        ))
         word_rows = []
         for wi, (word, (left, top, width, height)) in enumerate(words):
             order += 1
             word_rows.append(Block(document=document, page=page, key=f"p{page.number}l{li}w{wi}", type="WORD",
                                    text=word, left=left, top=top, width=width, height=height,
-                                   confidence=0.9 + (wi % 10) / 100, parent=line, order=order))
-        Block.objects.bulk_create(word_rows)
+                                   confidence=0.9 + (wi % 10) / 100, order=order))
+        words_of.append(word_rows)
+    Block.objects.bulk_create(lines)
+    for line, word_rows in zip(lines, words_of, strict=True):
+        for w in word_rows:
+            w.parent_id = line.pk
+    Block.objects.bulk_create([w for rows in words_of for w in rows])
 
 
 def add_proof_on_page(*, extraction: Extraction, path: str, page_number: int) -> None:

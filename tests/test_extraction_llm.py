@@ -152,7 +152,6 @@ def test_a_misread_five_in_round_one_is_corrected_in_round_two_and_the_document_
     doc = process(path)
 
     extraction = only_extraction(doc)
-    print("DBG", doc.status, doc.error_message, [(r.state, r.error, r.violations[:3]) for r in rounds_of(extraction)])
     r1, r2 = rounds_of(extraction)
     assert (doc.status, extraction.stop_reason, extraction.best_round) == ("passed", "passed", 2)
     assert r1.state == r2.state == "completed"
@@ -199,13 +198,19 @@ def test_the_same_broken_answer_twice_stops_as_stagnated_and_keeps_the_first_rou
 
 def test_exhausted_rounds_keep_the_best_round_not_the_last(llm_env, tmp_path):
     acta, path = acta_pdf(tmp_path, seed=5)
-    a, b, c = (i for i, r in enumerate(acta.printed["rows"]) if r["votes"] >= 1 and "0" not in str(r["votes"]))
-    first = model(acta.printed, lambda x: misread(misread(x, a, str(acta.printed["rows"][a]["votes"])[-1], "8"),
-                                                  b, str(acta.printed["rows"][b]["votes"])[-1], "8"))
-    second = model(acta.printed, lambda x: misread(x, c, str(acta.printed["rows"][c]["votes"])[-1], "0"))
-    third = model(acta.printed, lambda x: misread(misread(misread(x, a, str(acta.printed["rows"][a]["votes"])[-1], "8"),
-                                                          b, str(acta.printed["rows"][b]["votes"])[-1], "8"),
-                                                  c, str(acta.printed["rows"][c]["votes"])[-1], "0"))
+    rows = [i for i, r in enumerate(acta.printed["rows"]) if r["votes"] >= 1 and "0" not in str(r["votes"])]
+    a, b, c = rows[:3]
+
+    def last_digit_as(*rows_to: tuple[int, str]):
+        def spoil(answer):
+            for row, read in rows_to:
+                answer = misread(answer, row, str(acta.printed["rows"][row]["votes"])[-1], read)
+            return answer
+        return model(acta.printed, spoil)
+
+    first = last_digit_as((a, "8"), (b, "8"))
+    second = last_digit_as((c, "0"))  # the best round: one misread
+    third = last_digit_as((a, "8"), (b, "8"), (c, "0"))
     llm_env.script(first, second, third)
 
     doc = process(path)

@@ -26,7 +26,7 @@ from extraction.storage import local_path
 log = logging.getLogger(__name__)
 
 
-def document_process(*, document_id: int) -> str:
+def document_process(*, document_id: int, options: dict | None = None) -> str:
     """Claim a queued document and take it to a final state. Returns what happened, for logs."""
     if not document_transition(document_id=document_id, to=Status.PROCESSING, error_code="", error_message=""):
         return "not claimed"  # someone else has it, or it is already done: a second delivery is a no-op
@@ -36,7 +36,7 @@ def document_process(*, document_id: int) -> str:
             document_read(document=document)
         from extraction.services.extract import extraction_run
 
-        return extraction_run(document=document)
+        return extraction_run(document=document, options=options)
     except (render.RenderError, OcrError) as exc:
         document_fail(document_id=document_id, code="render" if isinstance(exc, render.RenderError) else "ocr",
                       message=str(exc))

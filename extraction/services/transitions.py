@@ -47,7 +47,7 @@ def document_fail(*, document_id: int, code: str, message: str) -> bool:
     return document_transition(document_id=document_id, to=Status.FAILED, error_code=code[:40], error_message=message)
 
 
-def document_requeue(*, document_id: int) -> bool:
+def document_requeue(*, document_id: int, options: dict | None = None) -> bool:
     """Send a finished (or failed) document back to the queue and queue its task once committed."""
     from extraction.tasks import queue_documents
 
@@ -57,5 +57,5 @@ def document_requeue(*, document_id: int) -> bool:
             Document.objects.filter(pk=document_id).update(
                 review_status=ReviewStatus.UNREVIEWED.value, claimed_by=None, claimed_at=None
             )
-            queue_documents([document_id])
+            queue_documents([document_id], options=options)
     return moved

@@ -1,0 +1,3 @@
+"""URLs of the audit, dashboards, re-runs and exports."""
+
+urlpatterns: list = []

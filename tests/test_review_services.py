@@ -1,0 +1,228 @@
+"""The review services: claims, edits that re-run the rules, verify / reject / send back, and no lost update."""
+
+from __future__ import annotations
+
+import threading
+from datetime import timedelta
+
+import pytest
+from django.db import connection
+from django.utils import timezone
+
+from extraction.models import Document, FieldValue, ReviewEvent, Violation
+from extraction.selectors import queue_documents_open
+from extraction.services import review
+from tests.desk_data import flagged_acta
+
+pytestmark = pytest.mark.django_db
+
+
+def fresh(doc: Document) -> Document:
+    return Document.objects.get(pk=doc.pk)
+
+
+def codes(extraction) -> list[str]:
+    return sorted(Violation.objects.filter(extraction=extraction).values_list("code", flat=True))
+
+
+def test_correcting_the_words_re_runs_the_rules_and_clears_the_violation(users):
+    acta = flagged_acta(seed=1)
+    path = f"rows[{acta.wrong_row}].votes_words"
+    assert codes(acta.extraction) == ["row_digits_words_mismatch"]
+    before = FieldValue.objects.get(extraction=acta.extraction, path=path).value
+
+    result = review.field_edit(document_id=acta.document.id, user=users["reviewer"], path=path,
+                               raw_value=f"  {acta.true_words} ", expected_version=acta.document.version)
+
+    assert result.violations == [] and codes(acta.extraction) == []
+    fv = FieldValue.objects.get(extraction=acta.extraction, path=path)
+    assert fv.value == acta.true_words and fv.corrected and fv.model_value == before
+    acta.extraction.refresh_from_db()
+    assert acta.extraction.answer["rows"][acta.wrong_row]["votes_words"]["value"] == acta.true_words
+    assert acta.extraction.answer["rows"][acta.wrong_row]["votes_words"]["proof"]  # the proof is kept
+    event = ReviewEvent.objects.get(document=acta.document, kind="edit")
+    assert (event.user, event.field, event.before, event.after) == (users["reviewer"], path, before, acta.true_words)
+    doc = fresh(acta.document)
+    assert doc.version == acta.document.version + 1 and result.version == doc.version
+    assert doc.claimed_by == users["reviewer"]  # editing takes the claim
+
+
+def test_an_edit_that_breaks_another_rule_reports_that_rule(users):
+    acta = flagged_acta(seed=2)
+    review.field_edit(document_id=acta.document.id, user=users["reviewer"], path="rows[0].votes", raw_value="0999",
+                      expected_version=acta.document.version)
+    broken = set(codes(acta.extraction))
+    assert {"row_digits_words_mismatch", "sum_valid_votes"} <= broken
+    assert FieldValue.objects.get(extraction=acta.extraction, path="rows[0].votes").value == 999  # typed, not "0999"
+
+
+def test_a_value_that_is_not_of_the_fields_type_is_refused_and_changes_nothing(users):
+    acta = flagged_acta(seed=3)
+    with pytest.raises(review.InvalidValue, match="not a valid value"):
+        review.field_edit(document_id=acta.document.id, user=users["reviewer"], path="rows[0].votes",
+                          raw_value="twelve", expected_version=acta.document.version)
+    assert fresh(acta.document).version == acta.document.version
+    assert not ReviewEvent.objects.filter(document=acta.document).exists()
+    assert not FieldValue.objects.filter(extraction=acta.extraction, corrected=True).exists()
+
+
+def test_a_second_save_from_the_same_version_is_refused_with_a_clear_message(users):
+    acta = flagged_acta(seed=4)
+    seen = acta.document.version
+    review.field_edit(document_id=acta.document.id, user=users["reviewer"], path="rows[1].votes_words",
+                      raw_value="CERO CERO CERO CERO", expected_version=seen)
+    review.document_release(document_id=acta.document.id, user=users["reviewer"])
+    with pytest.raises(review.StaleVersion, match="after you opened it"):
+        review.field_edit(document_id=acta.document.id, user=users["admin"], path="rows[1].votes_words",
+                          raw_value="UNO", expected_version=seen)
+    assert FieldValue.objects.get(extraction=acta.extraction, path="rows[1].votes_words").value == "CERO CERO CERO CERO"
+
+
+@pytest.mark.django_db(transaction=True)
+def test_two_reviewers_saving_at_once_from_the_same_version_lose_no_update(users):
+    acta = flagged_acta(seed=5)
+    barrier = threading.Barrier(2)
+    outcomes: dict[str, str] = {}
+
+    def save(role: str, words: str) -> None:
+        try:
+            barrier.wait()
+            review.field_edit(document_id=acta.document.id, user=users[role], path="rows[2].votes_words",
+                              raw_value=words, expected_version=acta.document.version)
+            outcomes[role] = words
+        except review.ReviewError as err:
+            outcomes[role] = type(err).__name__
+        finally:
+            connection.close()
+
+    threads = [threading.Thread(target=save, args=("reviewer", "UNO UNO UNO UNO")),
+               threading.Thread(target=save, args=("admin", "DOS DOS DOS DOS"))]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+    won = [w for w in outcomes.values() if w.endswith(("UNO", "DOS"))]
+    lost = [w for w in outcomes.values() if w in ("StaleVersion", "ClaimedByOther")]
+    assert len(won) == 1 and len(lost) == 1, outcomes
+    assert FieldValue.objects.get(extraction=acta.extraction, path="rows[2].votes_words").value == won[0]
+    assert ReviewEvent.objects.filter(document=acta.document, kind="edit").count() == 1
+
+
+def test_a_claim_locks_the_document_for_its_reviewer_until_it_expires(users, settings):
+    acta = flagged_acta(seed=6)
+    reviewer, other = users["reviewer"], users["admin"]
+    review.document_claim(document_id=acta.document.id, user=reviewer)
+    with pytest.raises(review.ClaimedByOther, match="reviewer is working on this document"):
+        review.document_claim(document_id=acta.document.id, user=other)
+    with pytest.raises(review.ClaimedByOther):
+        review.field_edit(document_id=acta.document.id, user=other, path="rows[0].votes", raw_value="1",
+                          expected_version=acta.document.version)
+    Document.objects.filter(pk=acta.document.pk).update(
+        claimed_at=timezone.now() - timedelta(minutes=settings.CLAIM_TTL_MINUTES + 1))
+    assert review.document_claim(document_id=acta.document.id, user=other).claimed_by == other
+    kinds = list(ReviewEvent.objects.filter(document=acta.document).values_list("kind", "user__username"))
+    assert kinds == [("claim", "reviewer"), ("claim", "admin")]
+
+
+def test_next_takes_the_oldest_document_nobody_holds_and_releases_the_previous_one(users):
+    first, second, third = (flagged_acta(seed=s) for s in (7, 8, 9))
+    review.document_claim(document_id=first.document.id, user=users["admin"])
+    got = review.document_next(user=users["reviewer"])
+    assert got.id == second.document.id and got.claimed_by == users["reviewer"]
+    got = review.document_next(user=users["reviewer"])
+    assert got.id == third.document.id
+    assert fresh(second.document).claimed_by is None  # one document at a time
+    assert fresh(first.document).claimed_by == users["admin"]
+
+
+def test_next_filters_by_batch_and_by_rule_and_says_none_when_the_queue_is_empty(users):
+    acta = flagged_acta(seed=10)
+    assert review.document_next(user=users["reviewer"], rule="sum_valid_votes") is None
+    assert review.document_next(user=users["reviewer"], batch_id=acta.document.batch_id + 99) is None
+    got = review.document_next(user=users["reviewer"], batch_id=acta.document.batch_id,
+                               rule="row_digits_words_mismatch")
+    assert got.id == acta.document.id
+
+
+def test_verifying_with_failing_rules_needs_the_reviewers_reason(users):
+    acta = flagged_acta(seed=11)
+    doc = acta.document
+    with pytest.raises(review.NoteRequired, match="1 rule still fail"):
+        review.document_verify(document_id=doc.id, user=users["reviewer"], expected_version=doc.version)
+    assert fresh(doc).review_status == "unreviewed"
+    outcome = review.document_verify(document_id=doc.id, user=users["reviewer"], expected_version=doc.version,
+                                     note="The sheet's words are a poll worker's slip")
+    doc = fresh(doc)
+    assert outcome == "verified" and doc.review_status == "verified" and doc.claimed_by is None
+    assert ReviewEvent.objects.get(document=doc, kind="verify").note == "The sheet's words are a poll worker's slip"
+    assert not queue_documents_open().filter(pk=doc.pk).exists()
+
+
+def test_a_corrected_document_verifies_without_a_note_and_is_marked_corrected(users):
+    acta = flagged_acta(seed=12)
+    result = review.field_edit(document_id=acta.document.id, user=users["reviewer"],
+                               path=f"rows[{acta.wrong_row}].votes_words", raw_value=acta.true_words,
+                               expected_version=acta.document.version)
+    assert review.document_verify(document_id=acta.document.id, user=users["reviewer"],
+                                  expected_version=result.version) == "corrected"
+    with pytest.raises(review.NotEditable, match="already corrected"):
+        review.field_edit(document_id=acta.document.id, user=users["reviewer"], path="rows[0].votes",
+                          raw_value="1", expected_version=result.version + 2)
+
+
+def test_rejecting_needs_a_reason_and_takes_the_document_out_of_the_queue(users):
+    acta = flagged_acta(seed=13)
+    with pytest.raises(review.NoteRequired):
+        review.document_reject(document_id=acta.document.id, user=users["reviewer"],
+                               expected_version=acta.document.version, reason="  ")
+    review.document_reject(document_id=acta.document.id, user=users["reviewer"],
+                           expected_version=acta.document.version, reason="Not an acta")
+    assert fresh(acta.document).review_status == "rejected"
+    assert ReviewEvent.objects.get(document=acta.document, kind="reject").note == "Not an acta"
+    assert not queue_documents_open().filter(pk=acta.document.pk).exists()
+
+
+def test_a_passed_document_is_read_only_until_a_supervisor_sends_it_back(users):
+    acta = flagged_acta(seed=14, wrong_row=None)
+    doc = acta.document
+    assert doc.status == "passed"
+    with pytest.raises(review.NotEditable, match="read-only unless a supervisor sends it back"):
+        review.field_edit(document_id=doc.id, user=users["reviewer"], path="rows[0].votes", raw_value="1",
+                          expected_version=doc.version)
+    with pytest.raises(review.NoteRequired):
+        review.document_send_back(document_id=doc.id, user=users["supervisor"], reason="")
+    review.document_send_back(document_id=doc.id, user=users["supervisor"], reason="Row 1 looks off on the page")
+    doc = fresh(doc)
+    assert (doc.status, doc.review_status) == ("flagged", "unreviewed")
+    assert queue_documents_open().filter(pk=doc.pk).exists()
+    review.field_edit(document_id=doc.id, user=users["reviewer"], path="rows[0].votes",
+                      raw_value=str(acta.counts[0]), expected_version=doc.version)
+    event = ReviewEvent.objects.get(document=doc, kind="send_back")
+    assert event.user == users["supervisor"] and event.before == {"status": "passed", "review_status": "unreviewed"}
+
+
+def test_a_reviewed_document_can_be_sent_back_for_another_look(users):
+    acta = flagged_acta(seed=15)
+    review.document_reject(document_id=acta.document.id, user=users["reviewer"],
+                           expected_version=acta.document.version, reason="blurred")
+    review.document_send_back(document_id=acta.document.id, user=users["supervisor"], reason="it is readable")
+    assert fresh(acta.document).review_status == "unreviewed"
+    with pytest.raises(review.NotEditable):  # an open document is not sent back
+        review.document_send_back(document_id=acta.document.id, user=users["supervisor"], reason="again")
+
+
+def test_a_corrected_value_is_not_called_ungrounded_but_an_uncorrected_one_still_is(users):
+    acta = flagged_acta(seed=16)
+    path = f"rows[{acta.wrong_row}].votes_words"
+    result = review.field_edit(document_id=acta.document.id, user=users["reviewer"], path=path,
+                               raw_value=acta.true_words, expected_version=acta.document.version)
+    # the page prints other words: the reviewer's correction stands as the evidence for this field
+    assert "value_grounded" not in codes(acta.extraction) and result.violations == []
+    # a value nobody corrected is still checked against its proof
+    extraction = acta.extraction
+    extraction.refresh_from_db()
+    from extraction.rules import set_field
+
+    answer = set_field(extraction.answer, "rows[0].votes_words", "NUEVE NUEVE NUEVE NUEVE")
+    assert any(v.code == "value_grounded" and v.fields == ("rows[0].votes_words",)
+               for v in review._revalidate(document=acta.document, extraction=extraction, answer=answer))
