@@ -1,11 +1,11 @@
 from django.contrib.auth import views as auth_views
 from django.urls import include, path
 
-from reviewer.views import audit, batches, documents_admin, home, queue
+from reviewer.views import audit, auth, batches, documents_admin, home, queue
 
 urlpatterns = [
     path("", home.home, name="home"),
-    path("login/", auth_views.LoginView.as_view(template_name="auth/login.html", redirect_authenticated_user=True), name="login"),
+    path("login/", auth.login, name="login"),
     path("logout/", auth_views.LogoutView.as_view(), name="logout"),
     path("batches/", batches.batch_list, name="batch_list"),
     path("batches/new/", batches.batch_upload, name="batch_upload"),

@@ -5,9 +5,14 @@ cd "$(dirname "$0")/.."
 bash scripts/services.sh
 export DATABASE_URL="${TEST_DATABASE_URL:-postgres://postgres:postgres@127.0.0.1:5432/proofdesk}"
 export CELERY_BROKER_URL="${TEST_CELERY_BROKER_URL:-redis://127.0.0.1:6379/14}"
-export PROOFDESK_VAR_DIR="${PROOFDESK_VAR_DIR:-$PWD/var/test}"
+# Each run keeps to its own database, queue and files, so two runs on one machine do not collide.
+run_id="$$"
+export TEST_DATABASE_NAME="${TEST_DATABASE_NAME:-test_proofdesk_$run_id}"
+export CELERY_TASK_DEFAULT_QUEUE="${CELERY_TASK_DEFAULT_QUEUE:-proofdesk-test-$run_id}"
+export PROOFDESK_VAR_DIR="${PROOFDESK_VAR_DIR:-$PWD/var/test/$run_id}"
+trap 'rm -rf "$PWD/var/test/$run_id"' EXIT
 export OMP_THREAD_LIMIT=1
 # Playwright's sync API runs an event loop in the test thread; the ORM calls beside it are ours.
 export DJANGO_ALLOW_ASYNC_UNSAFE=true
 unset LLM_BASE_URL LLM_MODEL LLM_API_KEY
-exec .venv/bin/python -m pytest "$@"
+.venv/bin/python -m pytest "$@"

@@ -26,8 +26,7 @@ from extraction.feedback import DATA_CLOSE, DATA_OPEN
 from extraction.models import Block, Document, Extraction, FieldValue, Round
 from extraction.services.ingest import IncomingFile, batch_create_from_files
 from extraction.services.pipeline import document_process
-from extraction.services.transitions import document_transition
-from extraction.states import Status
+from extraction.services.transitions import document_requeue
 from tests.acta_answers import (
     all_zero,
     correct_answer,
@@ -135,7 +134,8 @@ def assert_on_party_row(doc: Document, party: str, bbox: dict) -> None:
     lines = [b for b in Block.objects.filter(document=doc, type="LINE") if b.text.split()[: len(want)] == want]
     assert lines, f"no line of party {party}"
     centre = bbox["top"] + bbox["height"] / 2
-    assert any(b.top <= centre <= b.top + b.height for b in lines), (party, bbox, [(b.top, b.height) for b in lines])
+    assert any(b.top <= centre <= b.top + b.height and 0 <= bbox["left"] - b.left < 0.45 for b in lines), (
+        party, bbox, [(b.left, b.top, b.height) for b in lines])
 
 
 # --- the loop's outcomes ------------------------------------------------------------------------------
@@ -261,7 +261,7 @@ def test_a_model_that_never_answers_in_time_fails_the_document_retryably(llm_env
 
     # retried once the model answers again: the stored pages and blocks are reused
     blocks = Block.objects.filter(document=doc).count()
-    assert document_transition(document_id=doc.id, to=Status.QUEUED)
+    assert document_requeue(document_id=doc.id)
     llm_env.script(model(acta.printed))
     document_process(document_id=doc.id)
     doc.refresh_from_db()

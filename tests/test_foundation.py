@@ -155,3 +155,26 @@ def test_a_bad_setting_stops_start_up_naming_the_variable(tmp_path, name, value,
     result = _manage("check", env={name: value, "PROOFDESK_VAR_DIR": str(tmp_path)})
     assert result.returncode != 0
     assert says in result.stderr
+
+
+def test_logins_are_throttled_after_repeated_failures(client, users, settings):
+    from django.core.cache import cache
+
+    cache.clear()
+    settings.LOGIN_MAX_FAILURES = 3
+    for _ in range(3):
+        assert client.post(reverse("login"), {"username": "reviewer", "password": "wrong"}).status_code == 200
+    blocked = client.post(reverse("login"), {"username": "reviewer", "password": PASSWORD})
+    assert blocked.status_code == 429 and b"Too many failed logins" in blocked.content
+    assert "_auth_user_id" not in client.session
+    cache.clear()
+    assert client.post(reverse("login"), {"username": "reviewer", "password": PASSWORD}).status_code == 302
+
+
+def test_every_post_needs_a_csrf_token(users):
+    from django.test import Client
+
+    strict = Client(enforce_csrf_checks=True)
+    assert strict.post(reverse("login"), {"username": "admin", "password": PASSWORD}).status_code == 403
+    strict.force_login(users["admin"])
+    assert strict.post(reverse("logout")).status_code == 403

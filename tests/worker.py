@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import os
+import socket
 import subprocess
 import sys
 import time
@@ -32,9 +33,10 @@ class WorkerProcess:
         from reviewer.celery import app
 
         log = self.log_path.open("ab")
+        self.name = f"test{os.getpid()}-{time.monotonic_ns()}@{socket.gethostname()}"
         self.proc = subprocess.Popen(
             [sys.executable, "-m", "celery", "-A", "reviewer", "worker", "--loglevel", "INFO",
-             "--concurrency", str(self.concurrency), "-n", f"test{os.getpid()}-{time.monotonic_ns()}@%h",
+             "--concurrency", str(self.concurrency), "-n", self.name,
              "--without-gossip", "--without-mingle"],
             cwd=ROOT, env=self.env, stdout=log, stderr=subprocess.STDOUT,
         )
@@ -42,7 +44,7 @@ class WorkerProcess:
         while time.monotonic() < deadline:
             if self.proc.poll() is not None:
                 raise RuntimeError(f"the Celery worker exited early; see {self.log_path}")
-            if app.control.ping(timeout=0.5):
+            if app.control.ping(destination=[self.name], timeout=0.5):
                 return
         raise RuntimeError(f"the Celery worker did not answer within {timeout}s; see {self.log_path}")
 

@@ -1,0 +1,354 @@
+"""The review desk's views: who may open what, the queue, the two panes, htmx corrections and decisions."""
+
+from __future__ import annotations
+
+import io
+import re
+
+import pytest
+from django.urls import reverse
+from PIL import Image
+
+from extraction.models import Document, FieldValue, ReviewEvent
+from extraction.services import review
+from tests.desk_data import add_proof_on_page, flagged_acta
+
+pytestmark = pytest.mark.django_db
+
+HTMX = {"HTTP_HX_REQUEST": "true"}
+ROLES = ("anonymous", "outsider", "reviewer", "supervisor", "admin")
+
+
+@pytest.fixture
+def acta(db):
+    return flagged_acta(seed=21)
+
+
+# --- who may do what ---------------------------------------------------------------------------------
+
+# (name, method, url builder, extra, {role: expected status}); 302 for a POST means "done, redirected".
+DESK = {"reviewer": 200, "supervisor": 200, "admin": 200}
+WORK_POST = {"reviewer": 302, "supervisor": 403, "admin": 302}
+MATRIX = [
+    ("queue", "get", lambda d: reverse("queue"), {}, {"reviewer": 200, "supervisor": 403, "admin": 200}),
+    ("queue_next", "post", lambda d: reverse("queue_next"), {}, WORK_POST),
+    ("desk_document", "get", lambda d: reverse("desk_document", args=[d.id]), {}, DESK),
+    ("desk_proof", "get", lambda d: reverse("desk_proof", args=[d.id]) + "?field=acta_id", HTMX, DESK),
+    ("desk_edit (form)", "get", lambda d: reverse("desk_edit", args=[d.id]) + "?field=acta_id", HTMX, DESK),
+    ("desk_edit (save)", "post", lambda d: reverse("desk_edit", args=[d.id]), {}, WORK_POST),
+    ("desk_verify", "post", lambda d: reverse("desk_verify", args=[d.id]), {}, WORK_POST),
+    ("desk_reject", "post", lambda d: reverse("desk_reject", args=[d.id]), {}, WORK_POST),
+    ("desk_claim", "post", lambda d: reverse("desk_claim", args=[d.id]), {}, WORK_POST),
+    ("desk_release", "post", lambda d: reverse("desk_release", args=[d.id]), {}, WORK_POST),
+    ("desk_send_back", "post", lambda d: reverse("desk_send_back", args=[d.id]), {},
+     {"reviewer": 403, "supervisor": 302, "admin": 302}),
+    ("desk_history", "get", lambda d: reverse("desk_history", args=[d.id]), {}, DESK),
+    ("desk_page_image", "get", lambda d: reverse("desk_page_image", args=[d.id, 1]), {}, DESK),
+    ("desk_page_annotated", "get", lambda d: reverse("desk_page_annotated", args=[d.id, 1]) + "?field=acta_id", {},
+     DESK),
+]
+
+
+@pytest.mark.parametrize("role", ROLES)
+@pytest.mark.parametrize(("name", "method", "url", "extra", "allowed"), MATRIX, ids=[m[0] for m in MATRIX])
+def test_every_desk_url_checks_the_role_on_the_server(client_as, acta, role, name, method, url, extra, allowed):
+    client = client_as(role)
+    response = getattr(client, method)(url(acta.document), **extra)
+    if role == "anonymous":
+        assert response.status_code == 302 and "/login/" in response["Location"]
+    elif role == "outsider":
+        assert response.status_code == 403
+    else:
+        assert response.status_code == allowed[role], response.content[:500]
+
+
+def test_a_document_that_does_not_exist_is_a_404(client_as):
+    assert client_as("reviewer").get(reverse("desk_document", args=[999999])).status_code == 404
+    assert client_as("reviewer").get(reverse("desk_page_image", args=[999999, 1])).status_code == 404
+
+
+# --- the queue ---------------------------------------------------------------------------------------
+
+
+def test_the_queue_lists_open_flagged_documents_oldest_first_with_their_rules_in_words(client_as, users):
+    old, new = flagged_acta(seed=31, filename="old.pdf"), flagged_acta(seed=32, filename="new.pdf")
+    done = flagged_acta(seed=33, filename="done.pdf")
+    review.document_reject(document_id=done.document.id, user=users["admin"], expected_version=done.document.version,
+                           reason="x")
+    flagged_acta(seed=34, wrong_row=None, filename="passed.pdf")
+    review.document_claim(document_id=new.document.id, user=users["admin"])
+
+    html = client_as("reviewer").get(reverse("queue")).content.decode()
+    assert html.index("old.pdf") < html.index("new.pdf")
+    assert "done.pdf" not in html and "passed.pdf" not in html
+    assert "A row&#x27;s digits and words disagree" in html
+    row = re.search(r'<tr data-document="%d">.*?</tr>' % new.document.id, html, re.S).group(0)
+    assert "admin" in row and "until" in row
+    assert old.document.filename in html
+
+
+def test_the_queue_filters_by_batch_and_by_rule(client_as):
+    a = flagged_acta(seed=35, filename="a.pdf")
+    b = flagged_acta(seed=36, filename="b.pdf")
+    client = client_as("reviewer")
+    html = client.get(reverse("queue"), {"batch": b.document.batch_id}).content.decode()
+    assert "b.pdf" in html and "a.pdf" not in html
+    html = client.get(reverse("queue"), {"rule": "sum_valid_votes"}).content.decode()
+    assert "a.pdf" not in html and "Nothing to review" in html
+    html = client.get(reverse("queue"), {"rule": "row_digits_words_mismatch"}).content.decode()
+    assert "a.pdf" in html and "b.pdf" in html
+    assert a.document.batch_id != b.document.batch_id
+
+
+def test_the_queue_page_costs_the_same_queries_for_a_few_or_many_documents(client_as, django_assert_max_num_queries):
+    from tests.desk_data import Batch
+
+    batch = Batch.objects.create(name="many", doctype="acta")
+    flagged_acta(seed=37, batch=batch)
+    client = client_as("reviewer")
+    client.get(reverse("queue"))  # session and roles warm
+    with django_assert_max_num_queries(9) as few:
+        client.get(reverse("queue"))
+    for seed in range(38, 44):
+        flagged_acta(seed=seed, batch=batch)
+    with django_assert_max_num_queries(len(few.captured_queries)):
+        response = client.get(reverse("queue"))
+    assert response.content.decode().count("<tr data-document=") == 7
+
+
+def test_next_claims_the_oldest_free_document_and_opens_it(client_as, users):
+    first, second = flagged_acta(seed=45), flagged_acta(seed=46)
+    review.document_claim(document_id=first.document.id, user=users["admin"])
+    response = client_as("reviewer").post(reverse("queue_next"))
+    assert response["Location"] == reverse("desk_document", args=[second.document.id])
+    assert Document.objects.get(pk=second.document.id).claimed_by == users["reviewer"]
+    client = client_as("reviewer")
+    response = client.post(reverse("queue_next"), **HTMX)
+    # nothing else is free: the reviewer stays on the document they hold
+    assert response["HX-Redirect"] == reverse("desk_document", args=[second.document.id])
+    review.document_verify(document_id=second.document.id, user=users["reviewer"],
+                           expected_version=Document.objects.get(pk=second.document.id).version, note="ok")
+    response = client.post(reverse("queue_next"), **HTMX)
+    assert response["HX-Redirect"] == reverse("queue")  # nothing left that nobody holds
+
+
+# --- the two panes -----------------------------------------------------------------------------------
+
+
+def test_the_desk_shows_the_fields_as_the_schema_groups_them_with_marks_and_confidence(client_as, acta):
+    html = client_as("reviewer").get(reverse("desk_document", args=[acta.document.id])).content.decode()
+    assert "Votes by party" in html and "Totals" in html
+    table = html[html.index("Votes by party"):html.index("Totals")]
+    assert table.count("<tr><th scope=\"row\">") == 38
+    wrong = re.search(r'<span class="cell flagged" id="f-rows-%d-votes_words">.*?</span>\s*</a>' % acta.wrong_row,
+                      html, re.S)
+    assert wrong and "⚠" in wrong.group(0)
+    assert html.count('class="cell flagged"') == 2  # the rule involves the row's digits and its words
+    assert re.search(r'class="conf" title="OCR confidence">\d+%', html)
+    assert 'id="verify-form"' in html and "edit-link" in html
+
+
+def test_a_supervisor_sees_the_desk_read_only(client_as, acta):
+    html = client_as("supervisor").get(reverse("desk_document", args=[acta.document.id])).content.decode()
+    assert "Read-only for supervisors" in html
+    assert "edit-link" not in html and 'id="verify-form"' not in html
+
+
+def test_clicking_a_field_shows_its_proof_box_where_the_block_is(client_as, acta):
+    path = f"rows[{acta.wrong_row}].votes_words"
+    fv = FieldValue.objects.get(extraction=acta.extraction, path=path)
+    bbox = fv.proofs[0]["bbox"]
+    response = client_as("reviewer").get(reverse("desk_proof", args=[acta.document.id]), {"field": path}, **HTMX)
+    html = response.content.decode()
+    assert html.lstrip().startswith('<div id="page-pane"')  # only the partial
+    box = re.search(r'class="proof-box".*?style="left: ([\d.]+)%; top: ([\d.]+)%; width: ([\d.]+)%; height: ([\d.]+)%',
+                    html, re.S)
+    assert [float(x) for x in box.groups()] == pytest.approx(
+        [bbox["left"] * 100, bbox["top"] * 100, bbox["width"] * 100, bbox["height"] * 100], abs=1e-3)
+    assert reverse("desk_page_image", args=[acta.document.id, 1]) in html
+
+
+def test_a_field_without_js_opens_the_full_desk_with_the_field_selected(client_as, acta):
+    response = client_as("reviewer").get(reverse("desk_proof", args=[acta.document.id]), {"field": "acta_id"})
+    assert response.status_code == 302
+    html = client_as("reviewer").get(response["Location"]).content.decode()
+    assert "Proof of <code>acta_id</code>" in html and "proof-box" in html
+
+
+def test_a_field_with_proofs_on_several_pages_steps_through_them(client_as):
+    acta = flagged_acta(seed=22, pages=3)
+    add_proof_on_page(extraction=acta.extraction, path="acta_id", page_number=3)
+    url = reverse("desk_proof", args=[acta.document.id])
+    client = client_as("reviewer")
+    html = client.get(url, {"field": "acta_id"}, **HTMX).content.decode()
+    assert "page 1 of 3" in html and "proof on 2 pages" in html and "page 3 →" in html
+    html = client.get(url, {"field": "acta_id", "page": 3}, **HTMX).content.decode()
+    assert "page 3 of 3" in html and "← page 1" in html and html.count('class="proof-box"') == 1
+    assert reverse("desk_page_image", args=[acta.document.id, 3]) in html
+
+
+def test_clicking_a_rule_highlights_the_proofs_of_every_field_it_involves(client_as, acta):
+    violation = acta.extraction.violations.get()
+    html = client_as("reviewer").get(reverse("desk_proof", args=[acta.document.id]), {"violation": violation.id},
+                                     **HTMX).content.decode()
+    assert html.count('class="proof-box"') == 2
+    assert f'data-fields="rows[{acta.wrong_row}].votes|rows[{acta.wrong_row}].votes_words"' in html
+
+
+def test_a_value_without_proof_says_so_plainly(client_as, acta):
+    FieldValue.objects.filter(extraction=acta.extraction, path="acta_id").update(proofs=[])
+    client = client_as("reviewer")
+    html = client.get(reverse("desk_proof", args=[acta.document.id]), {"field": "acta_id"}, **HTMX).content.decode()
+    assert "No proof: this value was not found anywhere on the page." in html and "proof-box" not in html
+    desk = client.get(reverse("desk_document", args=[acta.document.id])).content.decode()
+    assert '<span class="tag bad">no proof</span>' in desk
+
+
+def test_an_ungrounded_value_says_what_the_cited_text_reads(client_as, acta):
+    from extraction.models import Violation
+
+    Violation.objects.create(extraction=acta.extraction, code="value_grounded", message="m", fields=["acta_id"],
+                             expected="1", found="ACTA 999")
+    html = client_as("reviewer").get(reverse("desk_proof", args=[acta.document.id]), {"field": "acta_id"},
+                                     **HTMX).content.decode()
+    assert "Ungrounded: the cited text reads &#x27;ACTA 999&#x27;" in html
+
+
+# --- correcting --------------------------------------------------------------------------------------
+
+
+def test_an_inline_edit_re_runs_the_rules_and_swaps_the_violations_out_of_band(client_as, acta):
+    path = f"rows[{acta.wrong_row}].votes_words"
+    client = client_as("reviewer")
+    form = client.get(reverse("desk_edit", args=[acta.document.id]),
+                      {"field": path, "version": acta.document.version}, **HTMX).content.decode()
+    assert 'class="cell edit-form"' in form and f'name="version" value="{acta.document.version}"' in form
+    response = client.post(reverse("desk_edit", args=[acta.document.id]),
+                           {"field": path, "value": acta.true_words, "version": acta.document.version}, **HTMX)
+    html = response.content.decode()
+    assert html.lstrip().startswith('<div id="fields"') and f'data-focus="{path}"' in html
+    assert re.search(r'<div id="violations"[^>]*hx-swap-oob="true"', html) and "All rules pass" in html
+    assert re.search(r'<section id="desk-status"[^>]*hx-swap-oob="true"', html)
+    assert f'id="doc-version" name="version" value="{acta.document.version + 1}"' in html
+    assert '<span class="tag info">corrected</span>' in html
+
+
+def test_an_invalid_value_comes_back_in_the_form_with_the_reason(client_as, acta):
+    response = client_as("reviewer").post(reverse("desk_edit", args=[acta.document.id]),
+                                          {"field": "rows[0].votes", "value": "many", "version": acta.document.version},
+                                          **HTMX)
+    html = response.content.decode()
+    assert response["HX-Retarget"] == "#f-rows-0-votes" and 'role="alert"' in html and "not a valid value" in html
+    assert 'value="many"' in html
+
+
+def test_the_second_reviewer_to_save_gets_a_clear_message_and_loses_nothing(client_as, acta, users):
+    review.field_edit(document_id=acta.document.id, user=users["admin"], path="rows[0].votes_words",
+                      raw_value="CERO CERO CERO CERO", expected_version=acta.document.version)
+    review.document_release(document_id=acta.document.id, user=users["admin"])
+    html = client_as("reviewer").post(reverse("desk_edit", args=[acta.document.id]),
+                                      {"field": "rows[0].votes_words", "value": "UNO",
+                                       "version": acta.document.version}, **HTMX).content.decode()
+    assert "Someone saved this document after you opened it" in html and "Reload" in html
+    assert FieldValue.objects.get(extraction=acta.extraction, path="rows[0].votes_words").value == "CERO CERO CERO CERO"
+
+
+def test_model_and_ocr_text_are_escaped_on_the_desk(client_as, acta, users):
+    review.field_edit(document_id=acta.document.id, user=users["reviewer"], path="acta_id",
+                      raw_value="<script>alert(1)</script>", expected_version=acta.document.version)
+    html = client_as("reviewer").get(reverse("desk_document", args=[acta.document.id])).content.decode()
+    assert "<script>alert(1)</script>" not in html and "&lt;script&gt;alert(1)&lt;/script&gt;" in html
+
+
+# --- deciding ----------------------------------------------------------------------------------------
+
+
+def test_verify_with_failing_rules_asks_for_a_note_then_verifies(client_as, acta):
+    client = client_as("reviewer")
+    url = reverse("desk_verify", args=[acta.document.id])
+    response = client.post(url, {"version": acta.document.version}, **HTMX)
+    assert response["HX-Retarget"] == "#desk-status"
+    assert "1 rule still fail: write why you verify anyway." in response.content.decode()
+    response = client.post(url, {"version": acta.document.version, "note": "the sheet is wrong"}, **HTMX)
+    assert response["HX-Redirect"] == reverse("desk_document", args=[acta.document.id])
+    assert Document.objects.get(pk=acta.document.id).review_status == "verified"
+    html = client.get(reverse("desk_document", args=[acta.document.id])).content.decode()
+    assert "Already verified: read-only." in html and "edit-link" not in html
+
+
+def test_a_supervisor_sends_a_passed_document_back_and_reviewers_may_then_edit_it(client_as):
+    acta = flagged_acta(seed=23, wrong_row=None)
+    client = client_as("supervisor")
+    html = client.get(reverse("desk_document", args=[acta.document.id])).content.decode()
+    assert "Send back" in html and "read-only unless a supervisor sends it back" in html
+    client.post(reverse("desk_send_back", args=[acta.document.id]), {"reason": "check row 3"})
+    assert Document.objects.get(pk=acta.document.id).status == "flagged"
+    html = client_as("reviewer").get(reverse("desk_document", args=[acta.document.id])).content.decode()
+    assert "edit-link" in html
+
+
+def test_reject_records_the_reason(client_as, acta):
+    client_as("reviewer").post(reverse("desk_reject", args=[acta.document.id]),
+                               {"version": acta.document.version, "reason": "two sheets in one scan"})
+    assert ReviewEvent.objects.get(document=acta.document, kind="reject").note == "two sheets in one scan"
+
+
+# --- pages -------------------------------------------------------------------------------------------
+
+
+def test_the_page_image_is_streamed_privately_through_the_view(client_as, acta):
+    response = client_as("reviewer").get(reverse("desk_page_image", args=[acta.document.id, 1]))
+    assert response["Content-Type"] == "image/png" and response["Cache-Control"].startswith("private")
+    assert Image.open(io.BytesIO(b"".join(response.streaming_content))).size == (1275, 1650)
+    assert client_as("reviewer").get(reverse("desk_page_image", args=[acta.document.id, 9])).status_code == 404
+
+
+def test_the_annotated_download_draws_the_proof_boxes_on_the_page(client_as, acta):
+    path = f"rows[{acta.wrong_row}].votes_words"
+    bbox = FieldValue.objects.get(extraction=acta.extraction, path=path).proofs[0]["bbox"]
+    response = client_as("reviewer").get(reverse("desk_page_annotated", args=[acta.document.id, 1]), {"field": path})
+    assert response["Content-Disposition"].startswith("attachment;")
+    img = Image.open(io.BytesIO(response.content)).convert("RGB")
+    x0 = int(bbox["left"] * img.width) - 2
+    y_mid = int((bbox["top"] + bbox["height"] / 2) * img.height)
+    r, g, b = img.getpixel((x0 + 1, y_mid))
+    assert r > 180 and g < 100 and b < 100  # the red outline
+    r, g, b = img.getpixel((x0 - 20, y_mid))
+    assert (r, g, b) == (255, 255, 255)  # outside the box the page is untouched
+
+
+# --- history -----------------------------------------------------------------------------------------
+
+
+def test_history_shows_rounds_rules_stop_reason_and_every_review_event(client_as, acta, users):
+    review.field_edit(document_id=acta.document.id, user=users["reviewer"], path=f"rows[{acta.wrong_row}].votes_words",
+                      raw_value=acta.true_words, expected_version=acta.document.version)
+    html = client_as("supervisor").get(reverse("desk_history", args=[acta.document.id])).content.decode()
+    assert "Round 1" in html and "A row&#x27;s digits and words disagree" in html
+    assert '<b class="stop-reason">exhausted</b>' in html
+    assert f"<code>rows[{acta.wrong_row}].votes_words</code>" in html and acta.true_words in html
+
+
+def test_history_shows_what_the_model_changed_between_rounds(client_as, acta):
+    from extraction.models import Round
+    from extraction.rules import set_field
+
+    first = Round.objects.get(extraction=acta.extraction, number=1)
+    Round.objects.create(extraction=acta.extraction, number=2, state="completed",
+                         parsed=set_field(first.parsed, "rows[0].votes", 4242), violations=[])
+    html = client_as("reviewer").get(reverse("desk_history", args=[acta.document.id])).content.decode()
+    assert re.search(r"<td><code>rows\[0\]\.votes</code></td><td>\d+</td><td>4242</td>", html)
+    assert "All rules passed." in html
+
+
+# --- speed -------------------------------------------------------------------------------------------
+
+
+def test_a_field_click_costs_a_constant_number_of_queries(client_as, django_assert_max_num_queries):
+    acta = flagged_acta(seed=24, pages=3, filler_words=150)
+    client = client_as("reviewer")
+    url = reverse("desk_proof", args=[acta.document.id])
+    client.get(url, {"field": "acta_id"}, **HTMX)
+    with django_assert_max_num_queries(8):
+        response = client.get(url, {"field": "rows[20].votes"}, **HTMX)
+    assert "proof-box" in response.content.decode()
