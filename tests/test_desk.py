@@ -140,7 +140,7 @@ def test_the_desk_shows_the_fields_as_the_schema_groups_them_with_marks_and_conf
     assert "Votes by party" in html and "Totals" in html
     table = html[html.index("Votes by party"):html.index("Totals")]
     assert table.count("<tr><th scope=\"row\">") == 38
-    wrong = re.search(r'<span class="cell flagged" id="f-rows-%d-votes_words">.*?</span>\s*</a>' % acta.wrong_row,
+    wrong = re.search(r'<span class="cell flagged" id="f-rows-%d-votes-words">.*?</span>\s*</a>' % acta.wrong_row,
                       html, re.S)
     assert wrong and "⚠" in wrong.group(0)
     assert html.count('class="cell flagged"') == 2  # the rule involves the row's digits and its words
@@ -191,7 +191,9 @@ def test_clicking_a_rule_highlights_the_proofs_of_every_field_it_involves(client
     violation = acta.extraction.violations.get()
     html = client_as("reviewer").get(reverse("desk_proof", args=[acta.document.id]), {"violation": violation.id},
                                      **HTMX).content.decode()
-    assert html.count('class="proof-box"') == 2
+    involved = FieldValue.objects.filter(extraction=acta.extraction, path__in=violation.fields)
+    assert html.count('class="proof-box"') == sum(len(fv.proofs) for fv in involved) >= 2
+    assert {f'data-path="{p}"' for p in violation.fields} <= set(re.findall(r'data-path="[^"]+"', html))
     assert f'data-fields="rows[{acta.wrong_row}].votes|rows[{acta.wrong_row}].votes_words"' in html
 
 

@@ -5,7 +5,6 @@ from __future__ import annotations
 import io
 import json
 import re
-from pathlib import Path
 
 import pytest
 from django.core.management import call_command
