@@ -7,6 +7,7 @@ Prints a markdown table. Timings exclude model loading, which is reported on its
 from __future__ import annotations
 
 import argparse
+import os
 import resource
 import shutil
 import sys
@@ -24,7 +25,7 @@ from extraction.ocr.blocks import PageImage, SourceDocument  # noqa: E402
 from extraction.ocr.pdf_text import PdfTextEngine  # noqa: E402
 from extraction.ocr.rapid import RapidOcrEngine  # noqa: E402
 from extraction.ocr.tesseract import TesseractEngine, tesseract_available  # noqa: E402
-from extraction.render import render_document  # noqa: E402
+from extraction.render import pdf_page_count, render_document  # noqa: E402
 
 INVOICES = ROOT.parent / "shared" / "data" / "invoices"
 DPI = 150
@@ -34,12 +35,20 @@ def peak_rss_mb() -> float:
     return resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024  # Linux reports KiB
 
 
+def cpu_seconds() -> float:
+    """CPU time of this process and its finished children (tesseract, pdftoppm), all threads."""
+    own, children = resource.getrusage(resource.RUSAGE_SELF), resource.getrusage(resource.RUSAGE_CHILDREN)
+    return own.ru_utime + own.ru_stime + children.ru_utime + children.ru_stime
+
+
 def timed(rows: list[list[str]], what: str, source: str, pages: int, work: Callable[[], object]) -> None:
-    started = time.perf_counter()
+    started, cpu_started = time.perf_counter(), cpu_seconds()
     work()
-    seconds = time.perf_counter() - started
+    seconds, cpu = time.perf_counter() - started, cpu_seconds() - cpu_started
     rate = f"{pages / seconds:.2f}" if pages else "-"
-    rows.append([what, source, str(pages or "-"), f"{seconds:.2f}", rate, f"{peak_rss_mb():.0f}"])
+    cpu_per_page = f"{cpu / pages:.2f}" if pages else "-"
+    rss = f"{peak_rss_mb():.0f}"
+    rows.append([what, source, str(pages or "-"), f"{seconds:.2f}", rate, cpu_per_page, rss])
     print(f"  {what} on {source}: {seconds:.2f} s", file=sys.stderr, flush=True)
 
 
@@ -81,16 +90,14 @@ def main() -> None:
                 pages = render_document(source=pdf, kind="pdf", out_dir=work / "mupdf" / pdf.stem, dpi=DPI)
                 rendered.append(SourceDocument(pdf, "pdf", [p.as_page_image() for p in pages]))
 
-        timed(rows, f"render pymupdf {DPI} dpi", "invoice PDFs", 0, render_pymupdf)
-        pdf_page_total = sum(len(d.pages) for d in rendered)
-        rows[-1][2] = str(pdf_page_total)
-        rows[-1][4] = f"{pdf_page_total / float(rows[-1][3]):.2f}"
+        pdf_page_total = sum(pdf_page_count(pdf) for pdf in pdfs)
+        timed(rows, f"render pymupdf {DPI} dpi", "invoice PDFs", pdf_page_total, render_pymupdf)
         if shutil.which("pdftoppm"):
             timed(rows, f"render pdf2image {DPI} dpi", "invoice PDFs", pdf_page_total, lambda: [
                 render_document(source=pdf, kind="pdf", out_dir=work / "poppler" / pdf.stem, dpi=DPI,
                                 renderer="pdf2image") for pdf in pdfs])
         else:
-            rows.append(["render pdf2image", "poppler not installed", "-", "-", "-", "-"])
+            rows.append(["render pdf2image", "poppler not installed", "-", "-", "-", "-", "-"])
 
         scans = [SourceDocument(png, "image", [image_page(png)]) for png in pngs]
         scan_pages = len(scans)
@@ -102,8 +109,8 @@ def main() -> None:
         as_images = [SourceDocument(d.path, "image", d.pages) for d in rendered]
         warmup = SourceDocument(work / "warmup.png", "image", [warmup_page(work / "warmup.png")])
 
-        for threads in (None, 1):
-            label = "rapidocr" + (f" threads={threads}" if threads else " (all cores)")
+        for threads in (1, None):
+            label = "rapidocr" + (f" threads={threads}" if threads else " threads=all cores")
             engine = RapidOcrEngine(threads=threads)
             timed(rows, f"{label}: load models", "one line", 1, lambda engine=engine: engine.read(warmup))
             timed(rows, label, "invoice PNG scans", scan_pages, lambda engine=engine: read_all(engine, scans))
@@ -116,11 +123,13 @@ def main() -> None:
             timed(rows, "tesseract (eng)", f"invoice PDFs at {DPI} dpi", pdf_page_total,
                   lambda: read_all(tess, as_images))
         else:
-            rows.append(["tesseract", "not installed", "-", "-", "-", "-"])
+            rows.append(["tesseract", "not installed", "-", "-", "-", "-", "-"])
 
-    print(f"\n{len(pdfs)} PDFs ({pdf_page_total} pages), {scan_pages} PNG scans; "
-          f"peak RSS is the process's high-water mark after each row.\n")
-    header = ["step", "input", "pages", "seconds", "pages/s", "peak RSS MB"]
+    print(f"\n{len(pdfs)} PDFs ({pdf_page_total} pages), {scan_pages} PNG scans, {os.cpu_count()} CPUs, "
+          f"load average {os.getloadavg()[0]:.1f} at the end. CPU s/page counts every thread (and child "
+          f"process), so it is steadier than wall time on a busy machine; peak RSS is the process's "
+          f"high-water mark after each row.\n")
+    header = ["step", "input", "pages", "wall s", "pages/s", "CPU s/page", "peak RSS MB"]
     print("| " + " | ".join(header) + " |")
     print("|" + "|".join("---" for _ in header) + "|")
     for row in rows:

@@ -13,6 +13,7 @@ Prints markdown tables on stdout.
 from __future__ import annotations
 
 import argparse
+import datetime
 import random
 import sys
 import tempfile
@@ -239,7 +240,7 @@ def _invoice_answer(truth: dict, prompt, blocks: list[OcrBlock]) -> dict | None:
         tax = float(Decimal(str(truth["amount"])) - Decimal(str(subtotal)))
     return {
         "issuer": proved(truth["issuer"]), "number": proved(truth["invoice_number"]),
-        "issue_date": proved(truth["date"], __import__("datetime").date.fromisoformat(truth["date"])),
+        "issue_date": proved(truth["date"], datetime.date.fromisoformat(truth["date"])),
         "currency": {"value": truth["currency"], "proof": []},
         "line_items": items,
         "subtotal": proved(float(subtotal)) if subtotal is not None else {"value": None, "proof": []},
@@ -298,8 +299,9 @@ def bench_invoices(per_doc: int, tally: Tally) -> dict[str, int] | None:
             if {"subtotal", "total"} & dirty:
                 continue
             forced = aa.copy.deepcopy(new)
-            forced["line_items"][i]["unit_price"]["value"] = _money((total + delta) / qty)
-            forced["line_items"][i]["line_total"]["value"] = _money(Decimal(str(forced["line_items"][i]["unit_price"]["value"])) * qty)
+            price = Decimal(str(_money((total + delta) / qty)))
+            forced["line_items"][i]["unit_price"]["value"] = float(price)
+            forced["line_items"][i]["line_total"]["value"] = _money(price * qty)
             shift = Decimal(str(forced["line_items"][i]["line_total"]["value"])) - total
             for key in ("subtotal", "total"):
                 if answer[key]["value"] is not None:

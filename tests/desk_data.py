@@ -178,3 +178,25 @@ def add_proof_on_page(*, extraction: Extraction, path: str, page_number: int) ->
                               "bbox": {"left": line.left, "top": line.top, "width": line.width,
                                        "height": line.height}}]
     fv.save(update_fields=["proofs"])
+
+
+def tiny_flagged_document(*, seed: int = 0) -> Document:
+    """A flagged document with one small page, one field and one broken rule: cheap, for access checks."""
+    from extraction.models import FieldValue, Violation
+
+    batch = Batch.objects.create(name=f"tiny-{seed}", doctype="acta", ocr_engine="rapidocr")
+    document = Document.objects.create(batch=batch, filename=f"tiny-{seed}.pdf", sha256=f"{seed:064x}", kind="pdf",
+                                       page_count=1, status=Status.FLAGGED.value, version=1)
+    buf = io.BytesIO()
+    Image.new("RGB", (40, 50), "white").save(buf, format="PNG")
+    page = Page(document=document, number=1, width=40, height=50, engine="test")
+    page.image.save("page-0001.png", ContentFile(buf.getvalue()), save=False)
+    page.save()
+    bbox = {"left": 0.1, "top": 0.1, "width": 0.5, "height": 0.1}
+    answer = {"acta_id": {"value": "1", "proof": [{"type": "LINE", "id": 1}]}}
+    extraction = Extraction.objects.create(document=document, doctype="acta", answer=answer, stop_reason="exhausted")
+    FieldValue.objects.create(extraction=extraction, path="acta_id", value="1", model_value="1",
+                              proofs=[{"block_id": "1", "page": 1, "type": "LINE", "text": "1", "bbox": bbox}])
+    Violation.objects.create(extraction=extraction, code="acta_id_format", message="The acta id '1' is malformed",
+                             fields=["acta_id"])
+    return document

@@ -349,3 +349,25 @@ def test_a_document_that_tells_the_model_it_is_valid_is_still_flagged(llm_env, t
     start, end = user["content"].index(DATA_OPEN), user["content"].index(DATA_CLOSE)
     assert start < user["content"].index(INJECTION) < end  # inside the data section
     assert any(line.startswith("<LINE ") and INJECTION in line for line in data_section(user["content"]).splitlines())
+
+
+def test_rows_swapped_with_their_proofs_are_caught_when_the_votes_sit_in_their_own_table_cell(tmp_path):
+    from extraction.doctypes.registry import get_doctype
+    from extraction.ocr.blocks import SourceDocument
+    from extraction.ocr.pdf_text import PdfTextEngine
+    from extraction.prompt import render_prompt
+    from extraction.rules import RuleContext, make_validator
+    from tests.acta_answers import swap_rows
+
+    acta, path = acta_pdf(tmp_path, seed=3, layout="classic")  # party | votes | words in separate cells
+    pages = PdfTextEngine().read(SourceDocument(path=path, kind="pdf", pages=[]))
+    prompt = render_prompt(pages)
+    acta_type = get_doctype("acta")
+    validate = make_validator(acta_type, RuleContext(prompt=prompt, blocks=[b for p in pages for b in p.blocks]))
+    answer = acta_type.parse_answer(correct_answer(prompt.text, acta.printed))
+    assert validate(answer) == []
+    a, b = 0, next(i for i in range(1, 13) if acta.printed["rows"][i]["votes"] != acta.printed["rows"][0]["votes"])
+
+    broken = validate(swap_rows(answer, a, b, with_proofs=True))  # PSUV's votes read from another party's row
+
+    assert {f for v in broken if v.code == "row_proof_party" for f in v.fields} >= {"rows[0].votes"}

@@ -10,7 +10,7 @@ from pydantic import BaseModel, ConfigDict
 
 from extraction.doctypes.acta_layout import CANDIDATES, PARTIES, ROWS
 from extraction.doctypes.base import DocumentType, FieldGroup, Proved, fields_group, table_group
-from extraction.ocr.blocks import BBox, BlockType
+from extraction.ocr.blocks import BBox, BlockType, OcrBlock
 from extraction.proofs import block_index, resolve_field
 from extraction.rules import (
     RuleContext,
@@ -263,6 +263,22 @@ def _cites_party(tokens: list[str], party_tokens: list[str]) -> bool:
     return any(tokens[i : i + n] == party_tokens for i in range(len(tokens) - n + 1))
 
 
+def _row_neighbours(block: OcrBlock | None, index: Any) -> list[str]:
+    """Text that names a cited number's row: the other cells of its table row, or, for a line holding
+    only the number, the lines to its left at the same height (where the party's name is printed)."""
+    if block is None:
+        return []
+    if block.type is BlockType.CELL and block.parent and block.row is not None:
+        return [c.text for c in index.cells_of(block.parent)
+                if c.id != block.id and c.row is not None and c.row <= block.row < c.row + (c.row_span or 1)]
+    if block.type is BlockType.LINE:
+        middle = block.bbox.top + block.bbox.height / 2
+        return [b.text for b in index.by_id.values()
+                if b.type is BlockType.LINE and b.page == block.page and b.id != block.id
+                and b.bbox.top <= middle <= b.bbox.bottom and b.bbox.right <= block.bbox.left + 1e-6]
+    return []
+
+
 def row_proof_party(answer: dict[str, Any], ctx: RuleContext) -> list[Violation]:
     """A row's proof must not be another party's row: a line naming another party and not this one."""
     if ctx.prompt is None:
@@ -282,6 +298,7 @@ def row_proof_party(answer: dict[str, Any], ctx: RuleContext) -> list[Violation]
                 parent = index.by_id.get(block.parent or "") if block else None
                 use_parent = block is not None and block.type is BlockType.WORD and parent is not None
                 texts.append(parent.text if use_parent and parent else found.text)
+                texts += _row_neighbours(parent if use_parent else block, index)
             tokens = re.findall(r"[A-Z0-9]+", fold(" ".join(texts)))
             if not tokens or _cites_party(tokens, own):
                 continue

@@ -100,7 +100,7 @@ def read_pdf_page(page: pymupdf.Page, number: int, *, tables: bool = True) -> Oc
     for word in words:
         lines.setdefault((word[5], word[6]), []).append(word)
 
-    word_rank: dict[int, int] = {}  # index in `words` -> reading-order rank, for ordering cell text
+    word_rank: dict[int, int] = {}  # id(word tuple) -> reading-order rank, to order the text of cells
     for line_index, line_words in enumerate(lines.values(), start=1):
         line_words.sort(key=lambda w: w[7])  # word_no within the line
         line_id = f"{prefix}-l{line_index}"

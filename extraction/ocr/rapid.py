@@ -20,9 +20,13 @@ _LOADED: dict[str, Any] = {}  # RapidOCR objects by settings: a worker process l
 class RapidOcrEngine:
     name = "rapidocr"
 
-    def __init__(self, *, threads: int | None = None, text_score: float = 0.5,
+    def __init__(self, *, threads: int | None = 1, text_score: float = 0.5,
                  params: dict[str, Any] | None = None) -> None:
-        """`threads` caps onnxruntime's threads (default: all cores); `params` are raw RapidOCR settings."""
+        """`threads`: onnxruntime threads per page (None: all cores); `params`: raw RapidOCR settings.
+
+        One thread is the default: on the 2-core bench machine it read more pages per second than two
+        (less CPU per page, no spinning threads), and Celery already runs one worker per core.
+        """
         settings: dict[str, Any] = {
             "Global.use_cls": False,  # pages are rendered upright; the angle classifier only costs time
             "Global.return_word_box": True,

@@ -43,7 +43,7 @@ def batch_create(*, name: str, doctype: str, ocr_engine: str, options: dict | No
     return Batch.objects.create(name=name, doctype=doctype, ocr_engine=ocr_engine, settings=options or {}, created_by=user)
 
 
-def batch_add_files(*, batch: Batch, files: list[IncomingFile]) -> list[Document]:
+def batch_add_files(*, batch: Batch, files: list[IncomingFile], queue: bool = True) -> list[Document]:
     """Store every file unchanged, expand zips, check each document, and queue the good ones.
 
     A bad file or zip member becomes a FAILED document with the reason; the rest goes on.
@@ -62,9 +62,10 @@ def batch_add_files(*, batch: Batch, files: list[IncomingFile]) -> list[Document
                 path=incoming.path, filename=incoming.filename, out_dir=out_dir, limits=limits
             ):
                 documents.append(_document_from_entry(batch=batch, upload=upload, entry=entry, seen=seen, limits=limits))
-    from extraction.tasks import queue_documents
+    if queue:  # False when the caller processes the documents itself (manage.py extract)
+        from extraction.tasks import queue_documents
 
-    queue_documents([d.id for d in documents if d.status == Status.QUEUED.value])
+        queue_documents([d.id for d in documents if d.status == Status.QUEUED.value])
     return documents
 
 
@@ -118,10 +119,11 @@ def _save_failed(doc: Document, error: intake.IntakeError) -> Document:
 
 @transaction.atomic
 def batch_create_from_files(
-    *, name: str, doctype: str, ocr_engine: str, files: list[IncomingFile], options: dict | None = None, user=None
+    *, name: str, doctype: str, ocr_engine: str, files: list[IncomingFile], options: dict | None = None, user=None,
+    queue: bool = True,
 ) -> Batch:
     batch = batch_create(name=name, doctype=doctype, ocr_engine=ocr_engine, options=options, user=user)
-    batch_add_files(batch=batch, files=files)
+    batch_add_files(batch=batch, files=files, queue=queue)
     return batch
 
 

@@ -357,7 +357,7 @@ def test_auto_sends_every_page_of_an_image_to_the_scan_engine(tmp_path):
 
 def test_the_registry_builds_each_local_engine_by_name():
     assert isinstance(get_engine("pdf-text"), PdfTextEngine)
-    assert isinstance(get_engine("rapidocr", threads=1), RapidOcrEngine)
+    assert isinstance(get_engine("rapidocr", threads=None), RapidOcrEngine)
     assert isinstance(get_engine("tesseract", languages="eng+deu"), TesseractEngine)
     auto = get_engine("auto", scan_engine="tesseract", psm=6)
     assert isinstance(auto, AutoEngine) and isinstance(auto.scan_engine, TesseractEngine)

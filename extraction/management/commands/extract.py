@@ -11,7 +11,6 @@ the broken rules, the usage, and -- where the truth is known (the acta QR) -- th
 from __future__ import annotations
 
 import json
-import time
 from decimal import Decimal
 from pathlib import Path
 from typing import Any
@@ -26,8 +25,6 @@ from extraction.ocr.registry import ENGINE_CHOICES
 from extraction.services.ingest import IncomingFile, batch_create_from_files
 from extraction.services.pipeline import document_process
 from extraction.states import FINAL_STATUSES
-
-WAIT_FOR_WORKER_S = 600  # a running worker may claim a document first: wait for its result
 
 
 class Command(BaseCommand):
@@ -48,15 +45,14 @@ class Command(BaseCommand):
         batch = batch_create_from_files(
             name=f"extract {timezone.localtime():%Y-%m-%d %H:%M:%S}", doctype=doctype,
             ocr_engine=engine or settings.OCR_ENGINE, files=files,
-            options={"max_rounds": max_rounds} if max_rounds else None,
+            options={"max_rounds": max_rounds} if max_rounds else None, queue=False,
         )
         reports = []
         for doc in batch.documents.order_by("id"):
             if doc.status not in FINAL_STATUSES:
                 if not json:
                     self.stderr.write(f"reading {doc.filename} ...")
-                if document_process(document_id=doc.id) == "not claimed":
-                    _wait_final(doc.id)
+                document_process(document_id=doc.id)
             reports.append(document_report(Document.objects.get(pk=doc.id)))
         result = {"batch": {"id": batch.id, "name": batch.name, "doctype": doctype, "ocr_engine": batch.ocr_engine},
                   "documents": reports}
@@ -78,14 +74,6 @@ def _files(paths: list[Path]) -> list[IncomingFile]:
     if not files:
         raise CommandError("no files found")
     return files
-
-
-def _wait_final(document_id: int) -> None:
-    deadline = time.monotonic() + WAIT_FOR_WORKER_S
-    while time.monotonic() < deadline:
-        if Document.objects.filter(pk=document_id, status__in=[s.value for s in FINAL_STATUSES]).exists():
-            return
-        time.sleep(0.5)
 
 
 def _dumps(data: Any) -> str:

@@ -1,0 +1,78 @@
+"""Supervisor audits: random samples of a batch's passed documents and a verdict on each.
+
+They live in the `reviewer` app so that their migrations never collide with the pipeline's. Writes go
+through extraction.services.audit; a verdict that disagrees moves its document through the guarded
+transitions there.
+"""
+
+from __future__ import annotations
+
+from django.conf import settings as conf
+from django.db import models
+
+
+class AuditSample(models.Model):
+    """One draw: `size` documents out of the batch's passed, not yet audited documents, chosen by `seed`.
+
+    `population_ids` is what the draw chose from, so that extraction.stats.draw_sample(population_ids,
+    size, seed) gives the same documents again.
+    """
+
+    class Requested(models.TextChoices):
+        COUNT = "count", "A number of documents"
+        PERCENT = "percent", "A percentage of the passed documents"
+
+    batch = models.ForeignKey("extraction.Batch", on_delete=models.CASCADE, related_name="audit_samples")
+    seed = models.BigIntegerField()
+    requested_kind = models.CharField(max_length=10, choices=Requested.choices)
+    requested_value = models.DecimalField(max_digits=7, decimal_places=2)
+    population = models.PositiveIntegerField()
+    population_ids = models.JSONField(default=list)
+    size = models.PositiveIntegerField()
+    created_by = models.ForeignKey(conf.AUTH_USER_MODEL, null=True, on_delete=models.SET_NULL, related_name="+")
+    created_at = models.DateTimeField(auto_now_add=True)
+
+    class Meta:
+        ordering = ["-created_at", "-id"]
+
+    def __str__(self) -> str:
+        return f"Sample {self.pk} of {self.batch_id} ({self.size} of {self.population}, seed {self.seed})"
+
+    @property
+    def requested_label(self) -> str:
+        if self.requested_kind == self.Requested.PERCENT:
+            return f"{self.requested_value.normalize():f} %"
+        return f"{int(self.requested_value)} documents"
+
+
+class AuditItem(models.Model):
+    class Verdict(models.TextChoices):
+        PENDING = "pending"
+        AGREE = "agree"
+        DISAGREE = "disagree"
+
+    sample = models.ForeignKey(AuditSample, on_delete=models.CASCADE, related_name="items")
+    document = models.ForeignKey("extraction.Document", on_delete=models.CASCADE, related_name="audit_items")
+    # The extraction whose values the supervisor judged (the document's newest when the verdict was given).
+    extraction = models.ForeignKey("extraction.Extraction", null=True, blank=True, on_delete=models.SET_NULL,
+                                   related_name="+")
+    position = models.PositiveIntegerField(default=0)
+    verdict = models.CharField(max_length=10, choices=Verdict.choices, default=Verdict.PENDING)
+    note = models.TextField(blank=True)
+    wrong_fields = models.JSONField(default=list, blank=True)  # paths the supervisor marked as wrong
+    rules = models.JSONField(default=list, blank=True)  # rule codes that fired on those fields during the loop
+    decided_by = models.ForeignKey(conf.AUTH_USER_MODEL, null=True, blank=True, on_delete=models.SET_NULL,
+                                   related_name="+")
+    decided_at = models.DateTimeField(null=True, blank=True)
+
+    class Meta:
+        ordering = ["sample", "position", "id"]
+        constraints = [
+            models.UniqueConstraint(fields=["sample", "document"], name="audititem_unique_document"),
+            models.CheckConstraint(condition=~models.Q(verdict="disagree", note=""),
+                                   name="audititem_disagree_has_note"),
+        ]
+        indexes = [models.Index(fields=["document", "verdict"], name="audititem_doc_verdict")]
+
+    def __str__(self) -> str:
+        return f"Audit item {self.pk}: document {self.document_id} {self.verdict}"
