@@ -20,7 +20,9 @@ def box_pixels(bbox: Mapping[str, float], width: int, height: int, pad: int = 2)
     return max(0, x0), max(0, y0), min(width - 1, x1), min(height - 1, y1)
 
 
-def draw_boxes(image: Image.Image, boxes: Iterable[Mapping[str, float]], *, line_width: int | None = None) -> Image.Image:
+def draw_boxes(
+    image: Image.Image, boxes: Iterable[Mapping[str, float]], *, line_width: int | None = None
+) -> Image.Image:
     """A copy of the image with each box filled translucently and outlined."""
     base = image.convert("RGBA")
     overlay = Image.new("RGBA", base.size, (0, 0, 0, 0))

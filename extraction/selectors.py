@@ -118,15 +118,11 @@ def queue_rules_of(documents: list[Document]) -> None:
 
 
 def queue_rule_codes() -> list[tuple[str, str]]:
-    """The rule codes flagged documents break, for the queue's filter."""
+    """The rule codes documents break, for the queue's filter."""
     from extraction.models import Violation
-    from extraction.states import ReviewStatus
 
-    codes = (
-        Violation.objects.filter(extraction__document__status=Status.FLAGGED.value,
-                                 extraction__document__review_status=ReviewStatus.UNREVIEWED.value)
-        .values_list("code", flat=True).distinct().order_by("code")
-    )
+    # every stored code (an index-only scan of violation_code); joining to open documents costs far more
+    codes = Violation.objects.values_list("code", flat=True).distinct().order_by("code")
     return [(c, rule_label(c)) for c in codes]
 
 

@@ -9,6 +9,7 @@ from __future__ import annotations
 from datetime import timedelta
 from decimal import Decimal
 
+import pytest
 from django.utils import timezone
 
 from extraction.doctypes.acta_layout import PARTIES
@@ -104,3 +105,9 @@ def make_doc(
 def _field_of(code: str) -> str:
     """Which field a fake violation names: 'row_digits_words_mismatch' -> rows[4].votes, else valid_votes."""
     return "rows[4].votes" if code.startswith("row") else "valid_votes"
+
+
+@pytest.fixture(autouse=True)
+def fast_passwords(settings):
+    """The `users` fixture hashes four passwords; a fast hasher saves over a second per test."""
+    settings.PASSWORD_HASHERS = ["django.contrib.auth.hashers.MD5PasswordHasher"]

@@ -172,7 +172,8 @@ def add_proof_on_page(*, extraction: Extraction, path: str, page_number: int) ->
     from extraction.models import FieldValue
 
     fv = FieldValue.objects.get(extraction=extraction, path=path)
-    line = Block.objects.filter(document=extraction.document, page__number=page_number, type="LINE").order_by("order")[0]
+    lines = Block.objects.filter(document=extraction.document, page__number=page_number, type="LINE")
+    line = lines.order_by("order")[0]
     fv.proofs = [*fv.proofs, {"block_id": str(line.pk), "page": page_number, "type": "LINE", "text": line.text,
                               "method": "id", "score": 1.0,
                               "bbox": {"left": line.left, "top": line.top, "width": line.width,

@@ -88,7 +88,7 @@ def test_the_queue_lists_open_flagged_documents_oldest_first_with_their_rules_in
     assert html.index("old.pdf") < html.index("new.pdf")
     assert "done.pdf" not in html and "passed.pdf" not in html
     assert "A row&#x27;s digits and words disagree" in html
-    row = re.search(r'<tr data-document="%d">.*?</tr>' % new.document.id, html, re.S).group(0)
+    row = re.search(rf'<tr data-document="{new.document.id}">.*?</tr>', html, re.S).group(0)
     assert "admin" in row and "until" in row
     assert old.document.filename in html
 
@@ -146,7 +146,7 @@ def test_the_desk_shows_the_fields_as_the_schema_groups_them_with_marks_and_conf
     assert "Votes by party" in html and "Totals" in html
     table = html[html.index("Votes by party"):html.index("Totals")]
     assert table.count("<tr><th scope=\"row\">") == 38
-    wrong = re.search(r'<span class="cell flagged" id="f-rows-%d-votes-words">.*?</span>\s*</a>' % acta.wrong_row,
+    wrong = re.search(rf'<span class="cell flagged" id="f-rows-{acta.wrong_row}-votes-words">.*?</span>\s*</a>',
                       html, re.S)
     assert wrong and "⚠" in wrong.group(0)
     assert html.count('class="cell flagged"') == 2  # the rule involves the row's digits and its words

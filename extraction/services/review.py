@@ -99,7 +99,8 @@ def _why_not(*, document_id: int, user_id: int, expected_version: int | None) ->
         return NotEditable(f"This document is {doc.status}, not waiting for review.")
     if doc.claimed_by_id not in (None, user_id) and claim_is_live(doc):
         until = timezone.localtime(claim_expires_at(doc)).strftime("%H:%M")
-        return ClaimedByOther(f"{doc.claimed_by.get_username()} is working on this document (their claim holds until {until}).")
+        who = doc.claimed_by.get_username()
+        return ClaimedByOther(f"{who} is working on this document (their claim holds until {until}).")
     if expected_version is not None and doc.version != expected_version:
         return StaleVersion(
             f"Someone saved this document after you opened it (your version {expected_version}, now {doc.version}). "

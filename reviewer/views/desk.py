@@ -6,6 +6,7 @@ import re
 from typing import Any
 
 from django.contrib import messages
+from django.core.exceptions import PermissionDenied
 from django.http import Http404, HttpRequest, HttpResponse
 from django.shortcuts import redirect, render
 from django.template.loader import render_to_string
@@ -266,8 +267,6 @@ def field_edit(request: HttpRequest, document_id: int) -> HttpResponse:
         return render(request, "desk/document.html#edit_form",
                       {**ctx, "f": item, "version": _version(request) or document.version})
     if not has_role(request.user, *WORK_ROLES):
-        from django.core.exceptions import PermissionDenied
-
         raise PermissionDenied("Only reviewers correct values.")
     version = _version(request)
     raw = request.POST.get("value", "")
@@ -309,7 +308,9 @@ def _find_item(groups: list[dict], path: str) -> dict | None:
     return None
 
 
-def _decision_failed(request: HttpRequest, document_id: int, err: review.ReviewError, *, note: str = "") -> HttpResponse:
+def _decision_failed(
+    request: HttpRequest, document_id: int, err: review.ReviewError, *, note: str = ""
+) -> HttpResponse:
     document = get_document(request, document_id)
     if not request.htmx:
         messages.error(request, str(err))

@@ -51,6 +51,7 @@ def page_annotated(request: HttpRequest, document_id: int, number: int) -> HttpR
     with page.image.open("rb") as fh:
         png = annotate_png(fh.read(), boxes)
     response = HttpResponse(png, content_type="image/png")
-    response["Content-Disposition"] = f'attachment; filename="document-{page.document_id}-page-{page.number}-proofs.png"'
+    name = f"document-{page.document_id}-page-{page.number}-proofs.png"
+    response["Content-Disposition"] = f'attachment; filename="{name}"'
     response["Cache-Control"] = "private, no-store"
     return response

@@ -2,6 +2,7 @@ from django.contrib import messages
 from django.core.paginator import Paginator
 from django.http import HttpRequest, HttpResponse
 from django.shortcuts import redirect, render
+from django.urls import reverse
 from django.utils import timezone
 from django.views.decorators.http import require_POST
 
@@ -50,15 +51,11 @@ def queue_next(request: HttpRequest) -> HttpResponse:
     document = review.document_next(user=request.user, batch_id=batch_id, rule=rule)
     if document is None:
         messages.info(request, "Nothing left to review.")
-        target = "queue"
-        url = None
+        url = reverse("queue")
     else:
-        target = "desk_document"
-        url = document.id
+        url = reverse("desk_document", args=[document.id])
     if request.htmx:
-        from django.urls import reverse
-
         response = HttpResponse(status=204)
-        response["HX-Redirect"] = reverse(target, args=[url] if url else [])
+        response["HX-Redirect"] = url
         return response
-    return redirect(target, url) if url else redirect(target)
+    return redirect(url)

@@ -96,6 +96,8 @@
       a.classList.toggle("selected", !!path && p === path);
       a.classList.toggle("involved", list.length > 0 && involves(list, p));
     });
+    var firstInvolved = document.querySelector("#fields a.field.involved");
+    if (firstInvolved) { firstInvolved.scrollIntoView({ block: "nearest" }); }
     document.querySelectorAll("#violations a.rule").forEach(function (r) {
       r.classList.toggle("selected", r.getAttribute("data-violation") === pane.getAttribute("data-violation"));
     });

@@ -1,0 +1,217 @@
+"""Speed of the review desk: the field-click response, click-to-highlight in a browser, the queue over 10,000 documents.
+
+    .venv/bin/python bench/desk_speed.py            # a throwaway SQLite database in a temporary folder
+    BENCH_DATABASE_URL=postgres://... .venv/bin/python bench/desk_speed.py   # a throwaway test_ database there
+
+Prints a markdown table. The browser row needs Debian's chromium (CHROMIUM_PATH); it is skipped without it.
+"""
+
+from __future__ import annotations
+
+import os
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(ROOT))
+TMP = Path(tempfile.mkdtemp(prefix="proofdesk-bench-desk-"))
+os.environ["DJANGO_SETTINGS_MODULE"] = "reviewer.settings"
+os.environ["PROOFDESK_VAR_DIR"] = str(TMP)
+os.environ["DATABASE_URL"] = os.environ.get("BENCH_DATABASE_URL") or f"sqlite:///{TMP / 'bench.sqlite3'}"
+os.environ.setdefault("DJANGO_ALLOW_ASYNC_UNSAFE", "true")  # Playwright's sync API beside the ORM
+os.environ.setdefault("LOG_LEVEL", "WARNING")
+for name in ("LLM_BASE_URL", "LLM_MODEL", "LLM_API_KEY"):
+    os.environ.pop(name, None)
+
+import django  # noqa: E402
+
+django.setup()
+
+from django.conf import settings  # noqa: E402
+from django.contrib.auth.models import Group, User  # noqa: E402
+from django.core.management import call_command  # noqa: E402
+from django.db import connection  # noqa: E402
+from django.test import Client  # noqa: E402
+from django.test.utils import CaptureQueriesContext, setup_test_environment  # noqa: E402
+from django.urls import reverse  # noqa: E402
+
+PASSWORD = "bench-password-9"  # noqa: S105
+CLICKS = 300
+BROWSER_CLICKS = 40
+QUEUE_DOCS = 10_000
+
+
+def pct(values: list[float], p: float) -> float:
+    ordered = sorted(values)
+    return ordered[min(len(ordered) - 1, int(round(p / 100 * (len(ordered) - 1))))]
+
+
+def setup_database() -> None:
+    if os.environ.get("BENCH_DATABASE_URL"):
+        connection.creation.create_test_db(verbosity=0, autoclobber=True, serialize=False)
+    else:
+        call_command("migrate", verbosity=0)
+
+
+def reviewer() -> User:
+    settings.PASSWORD_HASHERS = ["django.contrib.auth.hashers.MD5PasswordHasher"]
+    user = User.objects.create_user(username="reviewer", password=PASSWORD)
+    user.groups.add(Group.objects.get_or_create(name="reviewer")[0])
+    return user
+
+
+def big_document():
+    """A flagged acta of 3 pages and about 500 blocks, proofs and violations as the pipeline stores them."""
+    from tests.desk_data import flagged_acta
+
+    acta = flagged_acta(seed=7, pages=3, filler_words=180)
+    return acta
+
+
+def bench_field_click(client: Client, acta) -> dict[str, float]:
+    from extraction.models import FieldValue
+
+    paths = list(FieldValue.objects.filter(extraction=acta.extraction).values_list("path", flat=True))
+    url = reverse("desk_proof", args=[acta.document.id])
+    client.get(url, {"field": paths[0]}, HTTP_HX_REQUEST="true")
+    times = []
+    with CaptureQueriesContext(connection) as queries:
+        for i in range(CLICKS):
+            started = time.perf_counter()
+            response = client.get(url, {"field": paths[i % len(paths)]}, HTTP_HX_REQUEST="true")
+            times.append((time.perf_counter() - started) * 1000)
+            assert response.status_code == 200
+    return {"p50": pct(times, 50), "p95": pct(times, 95), "queries": len(queries.captured_queries) / CLICKS}
+
+
+def bench_browser(acta) -> dict[str, float] | None:
+    chromium = os.environ.get("CHROMIUM_PATH", "/usr/bin/chromium")
+    if not Path(chromium).exists():
+        return None
+    from django.contrib.staticfiles.handlers import StaticFilesHandler
+    from django.test.testcases import LiveServerThread
+    from playwright.sync_api import sync_playwright
+
+    from extraction.models import FieldValue
+
+    server = LiveServerThread("127.0.0.1", StaticFilesHandler)
+    server.daemon = True
+    server.start()
+    server.is_ready.wait()
+    if server.error:
+        raise server.error
+    base = f"http://127.0.0.1:{server.port}"
+    paths = list(FieldValue.objects.filter(extraction=acta.extraction).exclude(proofs=[])
+                 .values_list("path", flat=True))
+    measure = """async (path) => {
+      const link = document.querySelector(`#fields a.field[data-path="${path}"]`);
+      const started = performance.now();
+      return await new Promise((resolve) => {
+        const done = () => {
+          const box = document.querySelector(`#page-pane[data-field="${path}"] .proof-box`);
+          if (!box) { return; }
+          document.removeEventListener("htmx:afterSettle", done);
+          // two frames: the box is laid out and painted
+          requestAnimationFrame(() => requestAnimationFrame(() => resolve(performance.now() - started)));
+        };
+        document.addEventListener("htmx:afterSettle", done);
+        link.click();
+      });
+    }"""
+    times = []
+    try:
+        with sync_playwright() as pw:
+            from tests.browser import FLAGS
+
+            browser = pw.chromium.launch(executable_path=chromium, headless=True, args=FLAGS)
+            page = browser.new_page(viewport={"width": 1400, "height": 900})
+            page.goto(base + "/login/")
+            page.fill("input[name=username]", "reviewer")
+            page.fill("input[name=password]", PASSWORD)
+            page.click("button[type=submit]")
+            page.wait_for_url(base + "/queue/")
+            page.goto(f"{base}/documents/{acta.document.id}/")
+            page.evaluate(measure, paths[0])  # the page image is now in the browser's cache
+            for i in range(BROWSER_CLICKS):
+                times.append(page.evaluate(measure, paths[(i * 7) % len(paths)]))
+            browser.close()
+    finally:
+        server.terminate()
+    return {"p50": pct(times, 50), "p95": pct(times, 95)}
+
+
+def many_documents(n: int) -> None:
+    """n flagged documents across 10 batches, each with an extraction and one or two violations."""
+    from extraction.models import Batch, Document, Extraction, Violation
+
+    batches = Batch.objects.bulk_create([Batch(name=f"bench-{i}", doctype="acta") for i in range(10)])
+    docs = Document.objects.bulk_create(
+        [Document(batch=batches[i % 10], filename=f"doc-{i:05d}.pdf", sha256=f"{i:064x}", status="flagged",
+                  review_status="unreviewed") for i in range(n)], batch_size=2000)
+    extractions = Extraction.objects.bulk_create(
+        [Extraction(document=d, doctype="acta", stop_reason="exhausted") for d in docs], batch_size=2000)
+    codes = ["row_digits_words_mismatch", "sum_valid_votes", "valid_plus_null_total", "value_grounded"]
+    violations = []
+    for i, e in enumerate(extractions):
+        violations.append(Violation(extraction=e, code=codes[i % 4], message="m", fields=[]))
+        if i % 3 == 0:
+            violations.append(Violation(extraction=e, code=codes[(i + 1) % 4], message="m", fields=[]))
+    Violation.objects.bulk_create(violations, batch_size=5000)
+
+
+def bench_queue(client: Client) -> list[tuple[str, dict[str, float]]]:
+    rows = []
+    for label, params in (("page 1", {}), ("page 100", {"page": 100}),
+                          ("filtered by rule, page 20", {"rule": "sum_valid_votes", "page": 20})):
+        client.get(reverse("queue"), params)
+        times, counts = [], []
+        for _ in range(20):
+            with CaptureQueriesContext(connection) as queries:
+                started = time.perf_counter()
+                response = client.get(reverse("queue"), params)
+                times.append((time.perf_counter() - started) * 1000)
+            counts.append(len(queries.captured_queries))
+            assert response.status_code == 200 and response.content.count(b"<tr data-document=") == 50
+        rows.append((label, {"p50": pct(times, 50), "p95": pct(times, 95), "queries": max(counts)}))
+    return rows
+
+
+def main() -> None:
+    setup_test_environment()
+    settings.ALLOWED_HOSTS = ["*"]
+    setup_database()
+    user = reviewer()
+    client = Client()
+    client.force_login(user)
+    from extraction.models import Block
+
+    acta = big_document()
+    n_blocks = Block.objects.filter(document=acta.document).count()
+    n_pages = acta.document.pages.count()
+    click = bench_field_click(client, acta)
+    browser = bench_browser(acta)
+    many_documents(QUEUE_DOCS)
+    queue = bench_queue(client)
+
+    engine = connection.vendor
+    print(f"Review desk speed ({engine}; document of {n_pages} pages and {n_blocks} blocks; "
+          f"queue over {QUEUE_DOCS:,} flagged documents, 50 a page)\n")
+    print("| measure | p50 | p95 | queries |")
+    print("| --- | ---: | ---: | ---: |")
+    print(f"| field click, server time ({CLICKS} clicks) | {click['p50']:.1f} ms | {click['p95']:.1f} ms | "
+          f"{click['queries']:.0f} |")
+    if browser:
+        print(f"| field click to visible highlight, chromium ({BROWSER_CLICKS} clicks) | {browser['p50']:.1f} ms | "
+              f"{browser['p95']:.1f} ms | |")
+    else:
+        print("| field click to visible highlight, chromium | skipped: no chromium | | |")
+    for label, q in queue:
+        print(f"| queue page, {label} | {q['p50']:.1f} ms | {q['p95']:.1f} ms | {q['queries']} |")
+    if os.environ.get("BENCH_DATABASE_URL"):
+        connection.creation.destroy_test_db(settings.DATABASES["default"]["NAME"], verbosity=0)
+
+
+if __name__ == "__main__":
+    main()
