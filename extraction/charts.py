@@ -113,7 +113,7 @@ def column_chart(
 
 def interval_chart(*, estimate: float | None, low: float, high: float, title: str, width: int = 420) -> str:
     """A 0-100 % axis with the interval as a band and the estimate as a mark (the audit's false-pass rate)."""
-    height, left, right, y = 46, 12, 12, 16
+    height, left, right, y = 46, 16, 26, 16
     plot = width - left - right
 
     def x(p: float) -> float:

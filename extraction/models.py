@@ -72,6 +72,9 @@ class Document(models.Model):
     error_code = models.CharField(max_length=40, blank=True)
     error_message = models.TextField(blank=True)
     attempts = models.PositiveIntegerField(default=0)
+    # The Celery task that holds the document while it is processing: the same task delivered again
+    # (its worker died) may take it over; any other delivery is a no-op.
+    task_id = models.CharField(max_length=64, blank=True)
     truth = models.JSONField(null=True, blank=True)  # known answer (the acta QR), for scoring only
     textract_import = models.FileField(upload_to=original_path, max_length=500, blank=True)
 
@@ -92,6 +95,11 @@ class Document(models.Model):
             models.Index(fields=["status", "batch", "created_at"], name="doc_status_batch_age"),
             models.Index(fields=["batch", "status"], name="doc_batch_status"),
             models.Index(fields=["batch", "sha256"], name="doc_batch_sha"),
+            # the open queue: flagged and not yet decided, oldest first
+            models.Index(
+                fields=["created_at", "id"], name="doc_open_queue",
+                condition=Q(status="flagged", review_status="unreviewed"),
+            ),
         ]
 
     def __str__(self) -> str:

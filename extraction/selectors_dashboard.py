@@ -22,11 +22,17 @@ from typing import Any
 from extraction import stats
 from extraction.models import Batch, Document, Extraction, Round
 from extraction.rules import as_int, get_value
-from extraction.selectors import rule_label
+from extraction.selectors import rule_label as _rule_label
 from extraction.states import ReviewStatus, Status, StopReason
 
 TOTAL_KEYS = ("valid_votes", "null_votes", "total_votes")
 FLAG_REASONS = (StopReason.STAGNATED.value, StopReason.EXHAUSTED.value)
+
+
+def rule_label(code: str) -> str:
+    if code == "audit_disagree":
+        return "A supervisor disagreed in an audit"
+    return _rule_label(code)
 
 
 # --- truth (pure) --------------------------------------------------------------------------------------

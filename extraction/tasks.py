@@ -15,13 +15,14 @@ def queue_documents(document_ids: list[int], *, options: dict | None = None) -> 
         transaction.on_commit(lambda document_id=document_id: process_document.delay(document_id, options))
 
 
-# acks_late: a worker killed mid-document leaves the message on the broker; the claim in the service
-# (queued -> processing, checked by row count) makes a second delivery a no-op.
-@shared_task(acks_late=True, reject_on_worker_lost=True, max_retries=0, ignore_result=True)
-def process_document(document_id: int, options: dict | None = None) -> str:
+# acks_late: a worker killed mid-document leaves the message on the broker and it is delivered again;
+# the claim in the service lets only that same task take the document back, so it is processed once.
+# No automatic retries: a fault ends the document FAILED with its reason, and an admin retries it.
+@shared_task(bind=True, acks_late=True, reject_on_worker_lost=True, max_retries=0, ignore_result=True)
+def process_document(self, document_id: int, options: dict | None = None) -> str:
     from extraction.services.pipeline import document_process
 
-    return document_process(document_id=document_id, options=options)
+    return document_process(document_id=document_id, options=options, task_id=self.request.id or "")
 
 
 @shared_task(ignore_result=True)

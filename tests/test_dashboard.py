@@ -8,8 +8,14 @@ import pytest
 from django.urls import reverse
 
 from extraction.selectors_dashboard import batch_dashboard, field_family, truth_mismatches
-from tests.dashboard_data import acta_answer, counts_for, make_batch, make_doc, truth_of
-from tests.dashboard_data import fast_passwords  # noqa: F401  (fixture)
+from tests.dashboard_data import (
+    acta_answer,
+    counts_for,
+    fast_passwords,  # noqa: F401  (fixture)
+    make_batch,
+    make_doc,
+    truth_of,
+)
 
 pytestmark = pytest.mark.django_db
 
@@ -146,6 +152,20 @@ def test_the_dashboard_page_shows_the_figures_and_server_drawn_charts(client_as,
     assert reverse("batch_rerun", args=[known_batch.id]) in admin_page
 
 
+def test_the_rule_chart_and_the_audit_charts_do_not_mix_up(client_as, known_batch, users):
+    from extraction.services import audit
+
+    sample = audit.audit_sample_draw(batch=known_batch, user=users["supervisor"],
+                                     request=audit.sample_request(count=1, seed=5))
+    audit.audit_item_decide(item_id=sample.items.get().id, user=users["supervisor"], verdict="disagree",
+                            note="wrong", wrong_fields=["null_votes"])
+    page = client_as("admin").get(reverse("batch_dashboard", args=[known_batch.id])).content.decode()
+    assert "<title>Party votes do not add up to the valid votes: 1</title>" in page  # flagged by rule
+    assert "<title>A supervisor disagreed in an audit: 2</title>" in page
+    assert "<title>null_votes: 1</title>" in page  # the audit's wrong fields
+    assert page.count("<svg") == 7
+
+
 def test_rule_codes_are_escaped_in_the_charts_and_tables(client_as):
     batch = make_batch("hostile")
     make_doc(batch, status="flagged", rounds=[['<img src=x onerror="alert(1)">']])
@@ -155,3 +175,27 @@ def test_rule_codes_are_escaped_in_the_charts_and_tables(client_as):
 
 def test_an_unknown_batch_is_not_found(client_as):
     assert client_as("admin").get(reverse("batch_dashboard", args=[424242])).status_code == 404
+
+
+def test_real_actas_through_the_pipeline_are_scored_against_their_qr(client_as, tmp_path):
+    from extraction.acta.generate import generate_acta
+    from extraction.services.ingest import IncomingFile, batch_create_from_files
+    from extraction.services.pipeline import document_process
+
+    files = []
+    for seed, errors in ((41, []), (42, ["sum_mismatch"])):
+        path = tmp_path / f"acta-{seed}.pdf"
+        path.write_bytes(generate_acta(seed=seed, errors=errors).pdf_bytes)
+        files.append(IncomingFile(filename=path.name, path=path))
+    batch = batch_create_from_files(name="real actas", doctype="acta", ocr_engine="pdf-text", files=files)
+    outcomes = {d.filename: document_process(document_id=d.id) for d in batch.documents.all()}
+    assert outcomes == {"acta-41.pdf": "passed", "acta-42.pdf": "flagged"}
+
+    d = batch_dashboard(batch=batch)
+    assert d["truth"]["documents"] == 2
+    assert (d["truth"]["passed"]["documents"]["k"], d["truth"]["passed"]["documents"]["n"]) == (1, 1)
+    assert d["truth"]["passed_but_wrong"] == 0
+    assert (d["truth"]["flagged_before"]["documents"]["k"], d["truth"]["flagged_before"]["documents"]["n"]) == (0, 1)
+    assert d["time"]["n"] == 2 and d["time"]["median"] > 0
+    page = client_as("admin").get(reverse("batch_dashboard", args=[batch.id]))
+    assert page.status_code == 200 and b"passed every rule" in page.content

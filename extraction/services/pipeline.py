@@ -19,16 +19,16 @@ from extraction import render
 from extraction.models import Block, Document, Page
 from extraction.ocr.blocks import OcrError, OcrPage, PageImage, SourceDocument
 from extraction.services.engines import engine_for
-from extraction.services.transitions import document_fail, document_transition
+from extraction.services.transitions import document_claim_for_processing, document_fail, document_transition
 from extraction.states import Status
 from extraction.storage import local_path
 
 log = logging.getLogger(__name__)
 
 
-def document_process(*, document_id: int, options: dict | None = None) -> str:
+def document_process(*, document_id: int, options: dict | None = None, task_id: str = "") -> str:
     """Claim a queued document and take it to a final state. Returns what happened, for logs."""
-    if not document_transition(document_id=document_id, to=Status.PROCESSING, error_code="", error_message=""):
+    if not document_claim_for_processing(document_id=document_id, task_id=task_id):
         return "not claimed"  # someone else has it, or it is already done: a second delivery is a no-op
     document = Document.objects.select_related("batch").get(pk=document_id)
     try:
@@ -115,14 +115,18 @@ def blocks_save(*, document: Document, page: Page, ocr_page: OcrPage) -> list[Bl
 
 
 def documents_requeue_stuck(*, older_than: timedelta | None = None) -> int:
-    """Give documents stuck in processing (their worker died) back to the queue, and queue them."""
+    """The reaper. Documents stuck in processing (their worker died) go back to the queue; documents
+    queued for long (their message was lost, e.g. a broker restarted without persistence) are sent
+    again. A duplicate message is harmless: only one delivery can claim a document."""
     from extraction.tasks import queue_documents
 
     cutoff = timezone.now() - (older_than or timedelta(minutes=settings.STUCK_PROCESSING_MINUTES))
-    stuck = list(
-        Document.objects.filter(status=Status.PROCESSING.value, processing_started_at__lt=cutoff).values_list("id", flat=True)
+    stuck = Document.objects.filter(status=Status.PROCESSING.value, processing_started_at__lt=cutoff)
+    requeued = [i for i in stuck.values_list("id", flat=True) if document_transition(document_id=i, to=Status.QUEUED)]
+    waiting = list(
+        Document.objects.filter(status=Status.QUEUED.value, status_changed_at__lt=cutoff)
+        .exclude(pk__in=requeued).values_list("id", flat=True)
     )
-    requeued = [i for i in stuck if document_transition(document_id=i, to=Status.QUEUED)]
     with transaction.atomic():
-        queue_documents(requeued)
-    return len(requeued)
+        queue_documents(requeued + waiting)
+    return len(requeued) + len(waiting)

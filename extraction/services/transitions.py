@@ -27,6 +27,8 @@ def document_transition(*, document_id: int, to: Status, **fields) -> bool:
         extra.setdefault("attempts", F("attempts") + 1)
     if to in (Status.PASSED, Status.FLAGGED, Status.FAILED):
         extra.setdefault("processed_at", now)
+    if to == Status.QUEUED:
+        extra.setdefault("task_id", "")
     updated = Document.objects.filter(pk=document_id, status__in=[s.value for s in sources_for(to)]).update(
         status=to.value, status_changed_at=now, version=F("version") + 1, **extra
     )
@@ -59,3 +61,30 @@ def document_requeue(*, document_id: int, options: dict | None = None) -> bool:
             )
             queue_documents([document_id], options=options)
     return moved
+
+
+def document_claim_for_processing(*, document_id: int, task_id: str = "") -> bool:
+    """Claim a queued document for a task. The same task delivered again may take the document back
+    from `processing`: the broker only redelivers an unacknowledged message when its worker is gone."""
+    if document_transition(document_id=document_id, to=Status.PROCESSING, task_id=task_id, error_code="",
+                           error_message=""):
+        return True
+    if not task_id:
+        return False
+    now = timezone.now()
+    with transaction.atomic():
+        taken = Document.objects.filter(pk=document_id, status=Status.PROCESSING.value, task_id=task_id).update(
+            processing_started_at=now, attempts=F("attempts") + 1, version=F("version") + 1
+        )
+        if taken:
+            _close_orphaned_extractions(document_id=document_id, now=now)
+    return taken == 1
+
+
+def _close_orphaned_extractions(*, document_id: int, now) -> None:
+    from extraction.models import Extraction
+
+    Extraction.objects.filter(document_id=document_id, finished_at__isnull=True).update(
+        stop_reason="error", error="The worker running this extraction died; the document was processed again.",
+        finished_at=now,
+    )

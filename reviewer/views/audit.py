@@ -42,9 +42,9 @@ def estimate_charts(summary: dict) -> dict:
     return {
         "interval_svg": mark_safe(charts.interval_chart(  # noqa: S308 - every label is escaped in charts
             estimate=e.estimate, low=e.low, high=e.high, title="Estimated false-pass rate, 95 % interval")),
-        "fields_svg": mark_safe(charts.bar_chart(  # noqa: S308
+        "audit_fields_svg": mark_safe(charts.bar_chart(  # noqa: S308
             summary["by_field"], title="Audit disagreements by field", colours=["bad"] * len(summary["by_field"]))),
-        "rules_svg": mark_safe(charts.bar_chart(  # noqa: S308
+        "audit_rules_svg": mark_safe(charts.bar_chart(  # noqa: S308
             [(label, n) for _, label, n in summary["by_rule"]], title="Audit disagreements by rule",
             colours=["warn"] * len(summary["by_rule"]))),
     }
