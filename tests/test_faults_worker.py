@@ -5,16 +5,16 @@ from __future__ import annotations
 import shutil
 import socket
 import subprocess
+import sys
 import time
 
 import pytest
 
 from extraction.acta.generate import generate_acta, render_scan
-from extraction.models import Document, Extraction
+from extraction.models import Batch, Document, Extraction
 from extraction.services.ingest import IncomingFile, batch_create_from_files
-from extraction.services.pipeline import documents_requeue_stuck
 from tests.test_worker import wait_for_final
-from tests.worker import WorkerProcess
+from tests.worker import ROOT, WorkerProcess
 
 pytestmark = [pytest.mark.worker, pytest.mark.slow, pytest.mark.django_db(transaction=True)]
 
@@ -83,19 +83,27 @@ def _start_redis(port: int, directory) -> subprocess.Popen:
     raise RuntimeError("private redis-server did not start")
 
 
-def test_a_batch_completes_when_its_redis_restarts_mid_batch(worker_env, tmp_path, settings):
+def _in_django(code: str, env: dict[str, str]) -> str:
+    """Run code in a separate Django process (its own broker connection), as the web app would."""
+    script = "import django, os; os.environ.setdefault('DJANGO_SETTINGS_MODULE', 'reviewer.settings'); django.setup()\n"
+    result = subprocess.run([sys.executable, "-c", script + code], cwd=ROOT, env=env, capture_output=True, text=True,
+                            timeout=120)
+    assert result.returncode == 0, result.stderr[-2000:]
+    return result.stdout
+
+
+def test_a_batch_completes_when_its_redis_restarts_mid_batch(worker_env, tmp_path):
     port = _free_port()
     redis = _start_redis(port, tmp_path)
-    broker = f"redis://127.0.0.1:{port}/0"
-    from reviewer.celery import app
-
-    app.conf.broker_url = broker  # this test's producer talks to the private Redis too
-    settings.CELERY_BROKER_URL = broker
-    worker = WorkerProcess({**worker_env, "CELERY_BROKER_URL": broker}, tmp_path / "worker.log")
+    env = {**worker_env, "CELERY_BROKER_URL": f"redis://127.0.0.1:{port}/0"}
+    worker = WorkerProcess(env, tmp_path / "worker.log")
     try:
         worker.start()
-        batch = batch_create_from_files(name="redis-restart", doctype="acta", ocr_engine="rapidocr",
-                                        files=[_scan(tmp_path, s) for s in (41, 42, 43)])
+        files = [_scan(tmp_path, s) for s in (41, 42, 43)]
+        _in_django("from django.core.management import call_command; call_command('ingest', *%r, "
+                   "'--type', 'acta', '--batch', 'redis-restart', '--engine', 'rapidocr')"
+                   % [str(f.path) for f in files], env)
+        batch = Batch.objects.get(name="redis-restart")
         first = batch.documents.order_by("id").first()
         _wait_status(first.id, "processing")
         redis.kill()  # everything queued in it is lost (no persistence)
@@ -104,11 +112,11 @@ def test_a_batch_completes_when_its_redis_restarts_mid_batch(worker_env, tmp_pat
         redis = _start_redis(port, tmp_path)
         time.sleep(3)
         # The beat runs the reaper every few minutes; here it runs at once.
-        documents_requeue_stuck(older_than=__import__("datetime").timedelta(seconds=0))
+        resent = _in_django("from datetime import timedelta; from extraction.services.pipeline import "
+                            "documents_requeue_stuck; print(documents_requeue_stuck(older_than=timedelta(seconds=0)))", env)
+        assert int(resent.strip().splitlines()[-1]) >= 2, resent
         states = wait_for_final(batch, timeout=300)
         assert all(s in ("passed", "flagged") for s in states.values()), states
     finally:
         worker.stop()
         redis.kill()
-        app.conf.broker_url = worker_env["CELERY_BROKER_URL"]
-        app.pool.force_close_all()

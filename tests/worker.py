@@ -44,6 +44,9 @@ class WorkerProcess:
         while time.monotonic() < deadline:
             if self.proc.poll() is not None:
                 raise RuntimeError(f"the Celery worker exited early; see {self.log_path}")
+            # The worker's own word, or its answer on the broker this process talks to.
+            if f"{self.name} ready." in self.log_path.read_text(errors="replace"):
+                return
             if app.control.ping(destination=[self.name], timeout=0.5):
                 return
         raise RuntimeError(f"the Celery worker did not answer within {timeout}s; see {self.log_path}")

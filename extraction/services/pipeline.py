@@ -120,7 +120,9 @@ def documents_requeue_stuck(*, older_than: timedelta | None = None) -> int:
     again. A duplicate message is harmless: only one delivery can claim a document."""
     from extraction.tasks import queue_documents
 
-    cutoff = timezone.now() - (older_than or timedelta(minutes=settings.STUCK_PROCESSING_MINUTES))
+    if older_than is None:
+        older_than = timedelta(minutes=settings.STUCK_PROCESSING_MINUTES)
+    cutoff = timezone.now() - older_than
     stuck = Document.objects.filter(status=Status.PROCESSING.value, processing_started_at__lt=cutoff)
     requeued = [i for i in stuck.values_list("id", flat=True) if document_transition(document_id=i, to=Status.QUEUED)]
     waiting = list(
