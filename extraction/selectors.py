@@ -42,6 +42,7 @@ def audit_batches() -> QuerySet[Batch]:
 
 # Rule codes in words, for the queue and the desk; an unknown code reads as its words.
 RULE_LABELS = {
+    "audit_disagree": "A supervisor disagreed in an audit",
     "rows_layout": "Party rows are not the sheet's rows",
     "missing_value": "A value is missing",
     "count_not_integer": "A count is not a whole number",

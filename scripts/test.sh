@@ -12,7 +12,5 @@ export CELERY_TASK_DEFAULT_QUEUE="${CELERY_TASK_DEFAULT_QUEUE:-proofdesk-test-$r
 export PROOFDESK_VAR_DIR="${PROOFDESK_VAR_DIR:-$PWD/var/test/$run_id}"
 trap 'rm -rf "$PWD/var/test/$run_id"' EXIT
 export OMP_THREAD_LIMIT=1
-# Playwright's sync API runs an event loop in the test thread; the ORM calls beside it are ours.
-export DJANGO_ALLOW_ASYNC_UNSAFE=true
 unset LLM_BASE_URL LLM_MODEL LLM_API_KEY
 .venv/bin/python -m pytest "$@"

@@ -21,6 +21,8 @@ def browser():
         pytest.fail(f"{CHROMIUM} is missing: `make test` installs Debian's chromium (apt-get install chromium)")
     from playwright.sync_api import sync_playwright
 
+    # Playwright's sync API runs an event loop in the test thread; the ORM calls beside it are ours.
+    os.environ["DJANGO_ALLOW_ASYNC_UNSAFE"] = "true"
     with sync_playwright() as pw:
         browser = pw.chromium.launch(executable_path=CHROMIUM, headless=True, args=FLAGS)
         yield browser

@@ -19,6 +19,12 @@ def shared_data(*parts: str) -> Path:
     return path
 
 
+@pytest.fixture(autouse=True)
+def fast_password_hasher(settings):
+    """Real hashing costs about a second per test user; the hasher is not what these tests test."""
+    settings.PASSWORD_HASHERS = ["django.contrib.auth.hashers.MD5PasswordHasher"]
+
+
 @pytest.fixture
 def users(db):
     from django.contrib.auth.models import Group, User

@@ -107,7 +107,3 @@ def _field_of(code: str) -> str:
     return "rows[4].votes" if code.startswith("row") else "valid_votes"
 
 
-@pytest.fixture(autouse=True)
-def fast_passwords(settings):
-    """The `users` fixture hashes four passwords; a fast hasher saves over a second per test."""
-    settings.PASSWORD_HASHERS = ["django.contrib.auth.hashers.MD5PasswordHasher"]

@@ -12,7 +12,7 @@ from extraction.selectors import queue_documents_open
 from extraction.selectors_dashboard import audit_summary
 from extraction.services import audit
 from reviewer.models import AuditItem, AuditSample
-from tests.dashboard_data import fast_passwords, make_batch, make_doc  # noqa: F401  (fixture)
+from tests.dashboard_data import make_batch, make_doc
 from tests.desk_data import flagged_acta
 
 pytestmark = pytest.mark.django_db

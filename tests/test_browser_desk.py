@@ -19,11 +19,6 @@ pytestmark = [pytest.mark.browser, pytest.mark.django_db(transaction=True)]
 SEED = 5  # a sheet whose only broken rule, once OCR'd, is one row's digits against its words
 
 
-@pytest.fixture(autouse=True)
-def _fast_passwords(settings):
-    settings.PASSWORD_HASHERS = ["django.contrib.auth.hashers.MD5PasswordHasher"]
-
-
 def flagged_scan(tmp_path: Path):
     generated = generate_acta(seed=SEED, errors=["digits_words_mismatch"])
     pdf = tmp_path / "acta-desk.pdf"

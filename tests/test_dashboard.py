@@ -11,7 +11,6 @@ from extraction.selectors_dashboard import batch_dashboard, field_family, truth_
 from tests.dashboard_data import (
     acta_answer,
     counts_for,
-    fast_passwords,  # noqa: F401  (fixture)
     make_batch,
     make_doc,
     truth_of,

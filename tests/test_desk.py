@@ -19,11 +19,6 @@ HTMX = {"HTTP_HX_REQUEST": "true"}
 ROLES = ("anonymous", "outsider", "reviewer", "supervisor", "admin")
 
 
-@pytest.fixture(autouse=True)
-def _fast_passwords(settings):
-    settings.PASSWORD_HASHERS = ["django.contrib.auth.hashers.MD5PasswordHasher"]
-
-
 @pytest.fixture
 def acta(db):
     return flagged_acta(seed=21)

@@ -14,7 +14,6 @@ from extraction.rules import get_value, iter_fields
 from extraction.services import audit, review
 from extraction.services.export import batch_events, batch_export_documents, csv_cell
 from tests.dashboard_data import (
-    fast_passwords,  # noqa: F401  (fixture)
     make_batch,
     make_doc,
 )

@@ -117,7 +117,8 @@ def test_a_failure_keeps_the_message_on_the_document(db):
 
 
 def _manage(*args: str, env: dict[str, str]) -> subprocess.CompletedProcess:
-    full_env = {k: v for k, v in os.environ.items() if not k.startswith(("LLM_", "OCR_", "MAX_ROUNDS"))}
+    full_env = {k: v for k, v in os.environ.items()
+                if not k.startswith(("LLM_", "OCR_", "MAX_ROUNDS", "DJANGO_ALLOW_ASYNC_UNSAFE"))}
     full_env.update(env)
     return subprocess.run(
         [sys.executable, "manage.py", *args], cwd=ROOT, env=full_env, capture_output=True, text=True, timeout=120

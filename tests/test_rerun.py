@@ -15,7 +15,6 @@ from extraction.services import rerun
 from extraction.services.ingest import IncomingFile, batch_create_from_files
 from extraction.services.pipeline import document_process
 from tests.dashboard_data import (
-    fast_passwords,  # noqa: F401  (fixture)
     make_batch,
     make_doc,
 )

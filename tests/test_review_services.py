@@ -17,11 +17,6 @@ from tests.desk_data import flagged_acta
 pytestmark = pytest.mark.django_db
 
 
-@pytest.fixture(autouse=True)
-def _fast_passwords(settings):
-    settings.PASSWORD_HASHERS = ["django.contrib.auth.hashers.MD5PasswordHasher"]
-
-
 def fresh(doc: Document) -> Document:
     return Document.objects.get(pk=doc.pk)
 

@@ -7,7 +7,7 @@ exactly one update matches a row and the other sees a count of 0 and stops.
 from __future__ import annotations
 
 from django.db import transaction
-from django.db.models import F
+from django.db.models import Case, F, Value, When
 from django.utils import timezone
 
 from extraction.models import Document
@@ -26,7 +26,9 @@ def document_transition(*, document_id: int, to: Status, **fields) -> bool:
         extra.setdefault("processing_started_at", now)
         extra.setdefault("attempts", F("attempts") + 1)
     if to in (Status.PASSED, Status.FLAGGED, Status.FAILED):
-        extra.setdefault("processed_at", now)
+        # the end of processing; a later move (an audit sending a passed document to the queue) keeps it
+        extra.setdefault("processed_at", Case(When(status=Status.PROCESSING.value, then=Value(now)),
+                                              default=F("processed_at")))
     if to == Status.QUEUED:
         extra.setdefault("task_id", "")
     updated = Document.objects.filter(pk=document_id, status__in=[s.value for s in sources_for(to)]).update(
