@@ -319,6 +319,11 @@ def _number_supported(target: Fraction, text: str, *, word_numbers: bool) -> boo
     return word_numbers and target.denominator == 1 and int(target) in digit_word_runs(text)
 
 
+def _shown_verbatim(value: str, text: str) -> bool:
+    pattern = r"(?<![0-9A-Za-z])" + re.escape(value.strip()) + r"(?![0-9A-Za-z])"
+    return re.search(pattern, text, flags=re.IGNORECASE) is not None
+
+
 def supports(value: Any, text: str, *, word_numbers: bool = False) -> bool:
     """Whether `text` (what the proofs cite) shows `value`.
 
@@ -339,6 +344,8 @@ def supports(value: Any, text: str, *, word_numbers: bool = False) -> bool:
         spelled = parse_digit_words(value)
         if spelled is not None:
             return spelled in digit_word_runs(text)
+    if _shown_verbatim(value, text):  # an id such as "P-0001" is shown as written, not as the number -1
+        return True
     number = parse_number(value)
     if number is None and re.search(r"\d", value):
         number = parse_fraction(value)

@@ -262,6 +262,7 @@ class ScriptedLLMServer:
         self._httpd = _HTTPServer((host, port), _Handler)
         self._httpd.owner = self
         self._steps: deque[Step] = deque()
+        self._always: Step | None = None
         self._lock = threading.Lock()
         self._stopping = threading.Event()
         self._thread: threading.Thread | None = None
@@ -293,9 +294,15 @@ class ScriptedLLMServer:
             self._steps.extend(steps)
         return self
 
+    def always(self, step: Step) -> ScriptedLLMServer:
+        """Answer with `step` (often a callable of the request) whenever no scripted step is queued."""
+        with self._lock:
+            self._always = step
+        return self
+
     def _next_step(self) -> Step | None:
         with self._lock:
-            return self._steps.popleft() if self._steps else None
+            return self._steps.popleft() if self._steps else self._always
 
     def _record(self, request: RecordedRequest) -> None:
         with self._lock:

@@ -378,3 +378,11 @@ def test_it_catches_a_one_read_from_a_line_that_says_zero(sheet):
 
 def test_a_hyphen_inside_a_code_is_not_a_minus_sign():
     assert supports(7781, "Reference XJ-7781") and supports(-5, "balance -5.00")
+
+
+def test_an_identifier_with_digits_is_grounded_by_its_verbatim_text_not_read_as_a_number():
+    from extraction.proofs import supports
+
+    assert supports("P-0001", "PROPERTY DEED P-0001")
+    assert not supports("P-0007", "PROPERTY DEED P-0001")
+    assert not supports("56", "0 CERO")

@@ -1,0 +1,77 @@
+"""A load scenario shared by the load test and bench/load.py: many small ownership deeds through real
+workers and the scripted LLM, while the desk is asked for pages."""
+
+from __future__ import annotations
+
+import re
+import statistics
+import time
+from dataclasses import dataclass, field
+from pathlib import Path
+
+import pymupdf
+
+from tests.llm_server import reply_json
+
+OWNERS = [("Ana Perez", "1/2"), ("Luis Gomez", "1/4"), ("Marta Diaz", "1/4")]
+
+
+def make_deeds(directory: Path, count: int) -> list[Path]:
+    paths = []
+    for i in range(count):
+        path = directory / f"deed-{i:04d}.pdf"
+        with pymupdf.open() as doc:
+            page = doc.new_page(width=300, height=200)
+            lines = [f"PROPERTY DEED P-{i:04d}"] + [f"Owner: {n} share {f}" for n, f in OWNERS]
+            for row, text in enumerate(lines):
+                page.insert_text((20, 40 + 25 * row), text, fontsize=11)
+            doc.save(path)
+        paths.append(path)
+    return paths
+
+
+_LINE = re.compile(r"<LINE (\d+)> (.*)")
+
+
+def answer_from_request(body: dict) -> object:
+    """What a careful model answers for a deed: each value cites the line it is printed on."""
+    text = "\n".join(
+        m["content"] if isinstance(m["content"], str) else " ".join(p.get("text", "") for p in m["content"])
+        for m in body["messages"] if m["role"] == "user"
+    )
+    lines = {int(n): t.strip() for n, t in _LINE.findall(text)}
+    title = next(n for n, t in lines.items() if t.startswith("PROPERTY DEED"))
+    owners = []
+    for name, share in OWNERS:
+        n = next(n for n, t in lines.items() if name in t)
+        owners.append({"name": {"value": name, "proof": [{"type": "LINE", "id": n}]},
+                       "fraction": {"value": share, "proof": [{"type": "LINE", "id": n}]}})
+    prop_id = lines[title].split()[-1]
+    return reply_json({
+        "property": {"id": {"value": prop_id, "proof": [{"type": "LINE", "id": title}]},
+                     "description": {"value": "PROPERTY DEED", "proof": [{"type": "LINE", "id": title}]}},
+        "owners": owners,
+    }, usage=(180, 90))
+
+
+@dataclass
+class DeskProbe:
+    """Asks the desk for a page every `interval` seconds and keeps the latencies."""
+
+    latencies_ms: list[float] = field(default_factory=list)
+    failures: list[str] = field(default_factory=list)
+
+    def probe(self, client, urls: list[str]) -> None:
+        for url in urls:
+            started = time.perf_counter()
+            response = client.get(url)
+            self.latencies_ms.append((time.perf_counter() - started) * 1000)
+            if response.status_code != 200:
+                self.failures.append(f"{url}: {response.status_code}")
+
+    def summary(self) -> dict[str, float]:
+        data = sorted(self.latencies_ms)
+        if not data:
+            return {"n": 0}
+        return {"n": len(data), "p50_ms": statistics.median(data),
+                "p95_ms": data[min(len(data) - 1, int(0.95 * len(data)))], "max_ms": data[-1]}
