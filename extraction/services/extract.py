@@ -185,9 +185,15 @@ def _finish(*, document, extraction, doctype, result, ctx, prompt) -> str:
             stop_reason=result.reason, best_round=result.best.number if result.best else None,
             answer=result.answer, error=str(result.error or ""), finished_at=timezone.now(), **usage,
         )
-        if result.best is not None:
+        if result.answer is not None:
             fieldvalues_save(extraction=extraction, answer=result.answer, prompt=prompt, blocks=ctx.blocks)
             violations_save(extraction=extraction, violations=result.violations)
+    if result.answer is None and result.reason != StopReason.ERROR.value:
+        last = result.rounds[-1].violations[0].message if result.rounds and result.rounds[-1].violations else ""
+        document_fail(document_id=document.id, code="llm_answer",
+                      message=f"The model gave no usable answer in {len(result.rounds)} rounds ({last}). "
+                              "It can be retried, perhaps with another model.")
+        return Status.FAILED.value
     if result.reason == StopReason.ERROR.value:
         error = result.error
         retry_hint = " It can be retried." if getattr(error, "retryable", True) else ""
