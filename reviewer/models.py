@@ -76,3 +76,22 @@ class AuditItem(models.Model):
 
     def __str__(self) -> str:
         return f"Audit item {self.pk}: document {self.document_id} {self.verdict}"
+
+
+class BatchDeletion(models.Model):
+    """What an admin deleted, kept after the batch and its files are gone."""
+
+    batch_id = models.PositiveBigIntegerField()
+    name = models.CharField(max_length=200)
+    doctype = models.CharField(max_length=40)
+    documents = models.PositiveIntegerField()
+    files = models.JSONField(default=list)  # [{"filename", "sha256", "size"}] of every uploaded file
+    reason = models.TextField(blank=True)
+    deleted_by = models.ForeignKey(conf.AUTH_USER_MODEL, null=True, on_delete=models.SET_NULL, related_name="+")
+    deleted_at = models.DateTimeField(auto_now_add=True)
+
+    class Meta:
+        ordering = ["-deleted_at"]
+
+    def __str__(self) -> str:
+        return f"Deletion of batch {self.name} ({self.batch_id})"

@@ -10,6 +10,7 @@ urlpatterns = [
     path("batches/", batches.batch_list, name="batch_list"),
     path("batches/new/", batches.batch_upload, name="batch_upload"),
     path("batches/<int:batch_id>/", batches.batch_detail, name="batch_detail"),
+    path("batches/<int:batch_id>/delete/", batches.batch_delete, name="batch_delete"),
     path("documents/<int:document_id>/retry/", documents_admin.document_retry, name="document_retry"),
     path("documents/<int:document_id>/textract/", documents_admin.document_textract, name="document_textract"),
     path("queue/", queue.queue, name="queue"),

@@ -7,6 +7,8 @@ from django.shortcuts import get_object_or_404, redirect, render
 
 from extraction import selectors
 from extraction.models import Batch
+from extraction.services.deletion import DeletionError
+from extraction.services.deletion import batch_delete as batch_delete_service
 from extraction.services.ingest import IncomingFile, batch_create_from_files
 from reviewer.access import role_required
 from reviewer.forms import UploadForm
@@ -71,3 +73,22 @@ def _create_batch(request: HttpRequest, form: UploadForm) -> Batch:
             options=options,
             user=request.user,
         )
+
+
+@role_required(ADMIN)
+def batch_delete(request: HttpRequest, batch_id: int) -> HttpResponse:
+    """GET: the confirmation page; POST with the batch's name typed: delete it and record who did."""
+    batch = get_batch(request, batch_id)
+    error = ""
+    if request.method == "POST":
+        try:
+            batch_delete_service(batch_id=batch.id, confirm_name=request.POST.get("confirm_name", ""),
+                                 user=request.user, reason=request.POST.get("reason", "")[:2000])
+        except DeletionError as exc:
+            error = str(exc)
+        else:
+            messages.success(request, f"Batch {batch.name} was deleted; the deletion is on record.")
+            return redirect("batch_list")
+    counts = selectors.batch_status_counts(batch=batch)
+    return render(request, "batches/delete.html", {"batch": batch, "counts": counts, "error": error},
+                  status=400 if error else 200)
