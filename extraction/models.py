@@ -52,6 +52,9 @@ class Upload(models.Model):
     size = models.BigIntegerField(default=0)
     created_at = models.DateTimeField(auto_now_add=True)
 
+    def __str__(self) -> str:
+        return self.filename
+
 
 class Document(models.Model):
     batch = models.ForeignKey(Batch, on_delete=models.CASCADE, related_name="documents")
@@ -119,6 +122,9 @@ class Page(models.Model):
         ordering = ["document", "number"]
         constraints = [models.UniqueConstraint(fields=["document", "number"], name="page_unique_number")]
 
+    def __str__(self) -> str:
+        return f"{self.document_id} p{self.number}"
+
 
 class Block(models.Model):
     class Type(models.TextChoices):
@@ -153,6 +159,9 @@ class Block(models.Model):
             models.Index(fields=["document", "type"], name="block_document_type"),
         ]
 
+    def __str__(self) -> str:
+        return f"{self.type} {self.text[:40]}"
+
 
 class Extraction(models.Model):
     """One run of the validation loop over a document; re-runs add new ones and keep the old."""
@@ -178,6 +187,9 @@ class Extraction(models.Model):
     class Meta:
         ordering = ["document", "-started_at", "-id"]
         indexes = [models.Index(fields=["document", "-started_at"], name="extraction_doc_recent")]
+
+    def __str__(self) -> str:
+        return f"Extraction {self.pk} of document {self.document_id}"
 
 
 class Round(models.Model):
@@ -207,6 +219,9 @@ class Round(models.Model):
         ordering = ["extraction", "number"]
         constraints = [models.UniqueConstraint(fields=["extraction", "number"], name="round_unique_number")]
 
+    def __str__(self) -> str:
+        return f"Round {self.number} of extraction {self.extraction_id}"
+
 
 class FieldValue(models.Model):
     """A field of an extraction's answer, with the blocks its proof resolved to."""
@@ -225,6 +240,9 @@ class FieldValue(models.Model):
         ordering = ["extraction", "position"]
         constraints = [models.UniqueConstraint(fields=["extraction", "path"], name="fieldvalue_unique_path")]
 
+    def __str__(self) -> str:
+        return self.path
+
 
 class Violation(models.Model):
     """A rule the extraction's current values break (re-computed when a reviewer edits)."""
@@ -239,6 +257,9 @@ class Violation(models.Model):
     class Meta:
         ordering = ["extraction", "id"]
         indexes = [models.Index(fields=["code", "extraction"], name="violation_code")]
+
+    def __str__(self) -> str:
+        return f"{self.code}: {self.message[:60]}"
 
 
 class ReviewEvent(models.Model):
@@ -271,3 +292,6 @@ class ReviewEvent(models.Model):
         constraints = [
             models.CheckConstraint(condition=~Q(kind=""), name="event_kind_not_empty"),
         ]
+
+    def __str__(self) -> str:
+        return f"{self.kind} on document {self.document_id}"

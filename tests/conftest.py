@@ -6,6 +6,9 @@ from pathlib import Path
 
 import pytest
 
+# Fixtures of the scripted LLM server, the real Celery worker and the browser.
+pytest_plugins = ["tests.llm_server", "tests.worker", "tests.browser"]
+
 ROOT = Path(__file__).resolve().parents[1]
 SHARED = ROOT.parent / "shared"
 PASSWORD = "correct-horse-battery-9"
@@ -39,6 +42,18 @@ def users(db):
 
 
 @pytest.fixture
+def llm_env(llm_server, monkeypatch, settings):
+    """The production LLM configuration (environment) pointed at the scripted server."""
+    monkeypatch.setenv("LLM_BASE_URL", llm_server.base_url)
+    monkeypatch.setenv("LLM_MODEL", "scripted")
+    monkeypatch.setenv("LLM_MAX_RETRIES", "1")
+    monkeypatch.setenv("LLM_TIMEOUT", "10")
+    monkeypatch.setenv("LLM_INPUT", "text")
+    settings.MAX_ROUNDS = 3
+    return llm_server
+
+
+@pytest.fixture
 def client_as(client, users):
     """client_as("reviewer") returns a test client logged in as that role."""
 
@@ -48,8 +63,3 @@ def client_as(client, users):
         return client
 
     return login
-
-
-from tests.llm_server import llm_server  # noqa: E402,F401  (fixture)
-from tests.worker import celery_worker_process, worker_env  # noqa: E402,F401  (fixtures)
-from tests.browser import browser, page  # noqa: E402,F401  (fixtures)

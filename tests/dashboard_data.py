@@ -9,7 +9,6 @@ from __future__ import annotations
 from datetime import timedelta
 from decimal import Decimal
 
-import pytest
 from django.utils import timezone
 
 from extraction.doctypes.acta_layout import PARTIES

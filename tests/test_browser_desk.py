@@ -24,7 +24,7 @@ def flagged_scan(tmp_path: Path):
     pdf = tmp_path / "acta-desk.pdf"
     pdf.write_bytes(generated.pdf_bytes)
     batch = batch_create_from_files(name="desk", doctype="acta", ocr_engine="rapidocr",
-                                    files=[IncomingFile(pdf.name, pdf)])
+                                    files=[IncomingFile(pdf.name, pdf)], queue=False)
     document = batch.documents.get()
     assert document_process(document_id=document.id) == "flagged"
     extraction = document.extractions.get()

@@ -36,7 +36,6 @@ from tests.acta_answers import (
     misread,
 )
 from tests.llm_server import (
-    ScriptedLLMServer,
     openai_error_body,
     reply_delay,
     reply_json,
@@ -51,17 +50,6 @@ USAGE = (1200, 300)
 
 
 # --- helpers ------------------------------------------------------------------------------------------
-
-
-@pytest.fixture
-def llm_env(llm_server: ScriptedLLMServer, monkeypatch, settings) -> ScriptedLLMServer:
-    monkeypatch.setenv("LLM_BASE_URL", llm_server.base_url)
-    monkeypatch.setenv("LLM_MODEL", "scripted")
-    monkeypatch.setenv("LLM_MAX_RETRIES", "1")
-    monkeypatch.setenv("LLM_TIMEOUT", "10")
-    monkeypatch.setenv("LLM_INPUT", "text")
-    settings.MAX_ROUNDS = 3
-    return llm_server
 
 
 def acta_pdf(tmp_path: Path, *, seed: int, errors=(), layout="classic", extra_text: str | None = None):

@@ -13,7 +13,7 @@ from tests.llm_server import (
     reply_status,
     reply_text,
 )
-from tests.test_extraction_llm import acta_pdf, llm_env, model, process  # noqa: F401  (fixture)
+from tests.test_extraction_llm import acta_pdf, model, process
 
 pytestmark = pytest.mark.django_db
 

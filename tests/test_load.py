@@ -14,8 +14,8 @@ from django.urls import reverse
 from extraction.models import Document, Round
 from extraction.services.ingest import IncomingFile, batch_create_from_files
 from tests.browser import ARTIFACTS
-from tests.load import DeskProbe, answer_from_request, make_deeds
 from tests.llm_server import ScriptedLLMServer
+from tests.load import DeskProbe, answer_from_request, make_deeds
 from tests.worker import WorkerProcess
 
 pytestmark = [pytest.mark.worker, pytest.mark.slow, pytest.mark.django_db(transaction=True)]

@@ -197,7 +197,8 @@ def _finish(*, document, extraction, doctype, result, ctx, prompt) -> str:
     if result.reason == StopReason.ERROR.value:
         error = result.error
         retry_hint = " It can be retried." if getattr(error, "retryable", True) else ""
-        document_fail(document_id=document.id, code="llm", message=f"The model could not be reached or answered unusably: {error}.{retry_hint}")
+        document_fail(document_id=document.id, code="llm",
+                      message=f"The model could not be reached or answered unusably: {error}.{retry_hint}")
         return Status.FAILED.value
     to = Status.PASSED if result.passed else Status.FLAGGED
     document_transition(document_id=document.id, to=to)

@@ -238,7 +238,7 @@ def test_line_boxes_sit_on_ink_in_the_page_image_and_wrong_transforms_do_not(nam
     shifted = [
         BBox(b.left, b.top + dy * b.height, b.width, b.height) for b in boxes for dy in (-3, 3)
     ]
-    blank = [s for s in shifted if 0 <= s.top and s.bottom <= 1 and not any(_overlaps(s, o) for o in boxes)]
+    blank = [s for s in shifted if s.top >= 0 and s.bottom <= 1 and not any(_overlaps(s, o) for o in boxes)]
     assert blank and _ink_share(image, blank) <= 0.15
 
     swapped = [BBox(b.top, b.left, b.width, b.height) for b in boxes]  # left/top mixed up
