@@ -20,9 +20,10 @@ from django.core.management.base import BaseCommand, CommandError
 from django.utils import timezone
 
 from extraction.doctypes.registry import DOCTYPE_CHOICES
+from extraction.management.files import incoming_files
 from extraction.models import Document, Extraction
 from extraction.ocr.registry import ENGINE_CHOICES
-from extraction.services.ingest import IncomingFile, batch_create_from_files
+from extraction.services.ingest import batch_create_from_files
 from extraction.services.pipeline import document_process
 from extraction.states import FINAL_STATUSES
 
@@ -39,7 +40,7 @@ class Command(BaseCommand):
         parser.add_argument("--json", action="store_true", help="print one JSON document instead of text")
 
     def handle(self, *args, paths, doctype, engine, max_rounds, json: bool, **options):
-        files = _files(paths)
+        files = incoming_files(paths)
         if max_rounds is not None and max_rounds < 1:
             raise CommandError("--max-rounds must be at least 1")
         batch = batch_create_from_files(
@@ -60,20 +61,6 @@ class Command(BaseCommand):
             self.stdout.write(_dumps(result))
         else:
             self.stdout.write(render_text(result))
-
-
-def _files(paths: list[Path]) -> list[IncomingFile]:
-    files: list[IncomingFile] = []
-    for path in paths:
-        if path.is_dir():
-            files += [IncomingFile(filename=p.name, path=p) for p in sorted(path.rglob("*")) if p.is_file()]
-        elif path.is_file():
-            files.append(IncomingFile(filename=path.name, path=path))
-        else:
-            raise CommandError(f"{path} does not exist")
-    if not files:
-        raise CommandError("no files found")
-    return files
 
 
 def _dumps(data: Any) -> str:

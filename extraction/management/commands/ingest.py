@@ -4,11 +4,12 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from django.core.management.base import BaseCommand, CommandError
+from django.core.management.base import BaseCommand
 
 from extraction.doctypes.registry import DOCTYPE_CHOICES
+from extraction.management.files import incoming_files
 from extraction.ocr.registry import ENGINE_CHOICES
-from extraction.services.ingest import IncomingFile, batch_create_from_files
+from extraction.services.ingest import batch_create_from_files
 
 
 class Command(BaseCommand):
@@ -21,16 +22,7 @@ class Command(BaseCommand):
         parser.add_argument("--engine", default="auto", choices=[c for c, _ in ENGINE_CHOICES])
 
     def handle(self, *args, paths, doctype, batch, engine, **options):
-        files: list[IncomingFile] = []
-        for path in paths:
-            if path.is_dir():
-                files += [IncomingFile(filename=p.name, path=p) for p in sorted(path.rglob("*")) if p.is_file()]
-            elif path.is_file():
-                files.append(IncomingFile(filename=path.name, path=path))
-            else:
-                raise CommandError(f"{path} does not exist")
-        if not files:
-            raise CommandError("no files found")
+        files = incoming_files(paths)
         created = batch_create_from_files(name=batch, doctype=doctype, ocr_engine=engine, files=files)
         for doc in created.documents.order_by("id"):
             line = f"{doc.status:<8} {doc.filename}"
