@@ -57,7 +57,8 @@ def _cases(suffix: str) -> list:
 
 
 @pytest.mark.parametrize(("source", "name", "label", "value"), _cases("pdf") + _cases("png"))
-def test_each_expected_value_is_found_in_the_stored_blocks(read_batches, source, name, label, value):
+def test_each_expected_value_is_found_in_the_stored_blocks(read_batches, db, source, name, label, value):
+    # `db` keeps these beside the module's other test, so the batches are read once, not twice
     blocks = [b for page in read_batches[source][name] for b in page.blocks]
     assert blocks, f"{name} ({source}) has no blocks"
     found = locate(value, blocks)
