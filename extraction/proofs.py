@@ -23,6 +23,7 @@ from typing import Any, Literal
 import pydantic
 from rapidfuzz import fuzz
 
+from extraction.currency import ISO_4217, shows_currency
 from extraction.doctypes.base import CellProof, LineProof, ProofRef, TableProof, WordProof
 from extraction.ocr.blocks import BBox, BlockType, OcrBlock
 from extraction.prompt_doc import PromptDocument
@@ -346,6 +347,8 @@ def supports(value: Any, text: str, *, word_numbers: bool = False) -> bool:
             return spelled in digit_word_runs(text)
     if _shown_verbatim(value, text):  # an id such as "P-0001" is shown as written, not as the number -1
         return True
+    if value.strip().upper() in ISO_4217 and shows_currency(value.strip().upper(), text):
+        return True  # a currency code is shown by its symbol: "EUR" by "€ 399,00"
     number = parse_number(value)
     if number is None and re.search(r"\d", value):
         number = parse_fraction(value)

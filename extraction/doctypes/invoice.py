@@ -7,6 +7,7 @@ from typing import Any
 
 from pydantic import BaseModel, ConfigDict, Field
 
+from extraction.currency import ISO_4217, SYMBOL_CODES
 from extraction.doctypes.base import Amount, DocumentType, FieldGroup, Proved, fields_group, table_group
 from extraction.rules import (
     DATE_EXAMPLES,
@@ -20,46 +21,6 @@ from extraction.rules import (
 )
 
 CENT_TOLERANCE = Decimal("0.005")  # half a cent: either rounding of a half cent is accepted
-
-# ISO 4217 active currency codes; fund and precious-metal codes (XAU, XDR...) are left out on purpose.
-ISO_4217 = frozenset(
-    """
-AED AFN ALL AMD ANG AOA ARS AUD AWG AZN BAM BBD BDT BGN BHD BIF BMD BND BOB BRL BSD BTN BWP BYN BZD CAD CDF
-CHF CLP CNY COP CRC CUP CVE CZK DJF DKK DOP DZD EGP ERN ETB EUR FJD FKP GBP GEL GHS GIP GMD GNF GTQ GYD HKD
-HNL HTG HUF IDR ILS INR IQD IRR ISK JMD JOD JPY KES KGS KHR KMF KPW KRW KWD KYD KZT LAK LBP LKR LRD LSL LYD
-MAD MDL MGA MKD MMK MNT MOP MRU MUR MVR MWK MXN MYR MZN NAD NGN NIO NOK NPR NZD OMR PAB PEN PGK PHP PKR PLN
-PYG QAR RON RSD RUB RWF SAR SBD SCR SDG SEK SGD SHP SLE SLL SOS SRD SSP STN SVC SYP SZL THB TJS TMT TND TOP
-TRY TTD TWD TZS UAH UGX USD UYU UZS VES VED VND VUV WST XAF XCD XCG XOF XPF YER ZAR ZMW ZWG ZWL
-""".split()
-)
-
-# Symbols are not accepted as the value (the desk and exports want codes), but the feedback names the code
-# when the symbol has only one reading, and lists the usual readings when it has several.
-SYMBOL_CODES: dict[str, tuple[str, ...]] = {
-    "€": ("EUR",),
-    "£": ("GBP",),
-    "₹": ("INR",),
-    "₽": ("RUB",),
-    "₺": ("TRY",),
-    "₩": ("KRW",),
-    "₴": ("UAH",),
-    "₪": ("ILS",),
-    "₫": ("VND",),
-    "₱": ("PHP",),
-    "ZŁ": ("PLN",),
-    "KČ": ("CZK",),
-    "R$": ("BRL",),
-    "US$": ("USD",),
-    "C$": ("CAD", "NIO"),
-    "A$": ("AUD",),
-    "CHF": ("CHF",),
-    "BS": ("VES", "BOB"),
-    "$": ("USD", "CAD", "AUD", "MXN", "ARS", "COP", "CLP", "NZD", "SGD", "HKD"),
-    "¥": ("JPY", "CNY"),
-    "KR": ("SEK", "NOK", "DKK", "ISK"),
-    "R": ("ZAR",),
-}
-
 
 class LineItem(BaseModel):
     model_config = ConfigDict(extra="ignore")

@@ -386,3 +386,14 @@ def test_an_identifier_with_digits_is_grounded_by_its_verbatim_text_not_read_as_
     assert supports("P-0001", "PROPERTY DEED P-0001")
     assert not supports("P-0007", "PROPERTY DEED P-0001")
     assert not supports("56", "0 CERO")
+
+
+def test_a_currency_code_is_grounded_by_the_symbol_printed_on_the_page():
+    from extraction.proofs import supports
+
+    assert supports("EUR", "Totaal € 717,97")
+    assert supports("USD", "Total $4.11")
+    assert supports("SEK", "Summa 1 200 kr")
+    assert not supports("EUR", "Total $4.11")
+    assert not supports("SEK", "KRAKOW office")
+    assert not supports("ZAR", "R 100")  # a lone letter shows nothing
