@@ -241,12 +241,20 @@ def _invoice_answer(truth: dict, prompt, blocks: list[OcrBlock]) -> dict | None:
     return {
         "issuer": proved(truth["issuer"]), "number": proved(truth["invoice_number"]),
         "issue_date": proved(truth["date"], datetime.date.fromisoformat(truth["date"])),
-        "currency": {"value": truth["currency"], "proof": []},
+        "currency": {"value": truth["currency"], "proof": _currency_proof(truth["currency"], prompt, blocks)},
         "line_items": items,
         "subtotal": proved(float(subtotal)) if subtotal is not None else {"value": None, "proof": []},
         "tax": proved(float(tax)) if tax is not None else {"value": None, "proof": []},
         "total": proved(float(truth["amount"])),
     }
+
+
+def _currency_proof(code: str, prompt, blocks: list[OcrBlock]) -> list[dict[str, Any]]:
+    """The first line that shows the currency, by its code or its symbol (as a careful model cites it)."""
+    from extraction.currency import shows_currency
+
+    line = next((b for b in blocks if b.type is BlockType.LINE and shows_currency(code, b.text)), None)
+    return _proof_for(line, prompt, blocks) if line else []
 
 
 def _money(x: Decimal) -> float:
