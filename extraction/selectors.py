@@ -22,16 +22,6 @@ def batch_status_counts(*, batch: Batch) -> dict[str, int]:
     return counts
 
 
-def queue_documents(*, batch_id: int | None = None, rule: str | None = None) -> QuerySet[Document]:
-    """Flagged documents, oldest first."""
-    qs = Document.objects.filter(status=Status.FLAGGED.value).select_related("batch", "claimed_by")
-    if batch_id:
-        qs = qs.filter(batch_id=batch_id)
-    if rule:
-        qs = qs.filter(extractions__violations__code=rule).distinct()
-    return qs.order_by("created_at", "id")
-
-
 def audit_batches() -> QuerySet[Batch]:
     return Batch.objects.annotate(
         n_passed=Count("documents", filter=Q(documents__status=Status.PASSED.value))

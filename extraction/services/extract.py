@@ -5,11 +5,13 @@ from __future__ import annotations
 import logging
 import os
 import time
+from dataclasses import replace
 from decimal import Decimal
 from typing import Any
 
 from django.conf import settings
 from django.db import transaction
+from django.db.models import Sum
 from django.utils import timezone
 
 from extraction import llm as llm_mod
@@ -32,18 +34,9 @@ def llm_config(*, overrides: dict | None = None) -> llm_mod.LlmConfig | None:
     config = llm_mod.llm_config_from_env(os.environ)
     if config is None:
         return None
-    changes = {}
-    if overrides and overrides.get("llm_model"):
-        changes["model"] = overrides["llm_model"]
-    if overrides and overrides.get("llm_input"):
-        changes["input_mode"] = overrides["llm_input"]
-    elif not os.environ.get("LLM_INPUT"):
-        changes["input_mode"] = settings.LLM_INPUT
-    if changes:
-        from dataclasses import replace
-
-        config = replace(config, **changes)
-    return config
+    overrides = overrides or {}
+    changes = {"model": overrides.get("llm_model"), "input_mode": overrides.get("llm_input")}
+    return replace(config, **{k: v for k, v in changes.items() if v})
 
 
 def ocr_pages_of(*, document: Document) -> list[OcrPage]:
@@ -170,16 +163,13 @@ def extraction_run(*, document: Document, options: dict | None = None) -> str:
         finally:
             client.close()
 
-    return _finish(document=document, extraction=extraction, doctype=doctype, result=result, ctx=ctx, prompt=prompt)
+    return _finish(document=document, extraction=extraction, result=result, ctx=ctx, prompt=prompt)
 
 
-def _finish(*, document, extraction, doctype, result, ctx, prompt) -> str:
-    totals = Round.objects.filter(extraction=extraction)
-    usage = {
-        "prompt_tokens": sum(r.prompt_tokens for r in totals),
-        "completion_tokens": sum(r.completion_tokens for r in totals),
-        "cost": sum((r.cost for r in totals), Decimal(0)),
-    }
+def _finish(*, document, extraction, result, ctx, prompt) -> str:
+    sums = Round.objects.filter(extraction=extraction).aggregate(
+        prompt_tokens=Sum("prompt_tokens"), completion_tokens=Sum("completion_tokens"), cost=Sum("cost"))
+    usage = {key: value or 0 for key, value in sums.items()}
     with transaction.atomic():
         Extraction.objects.filter(pk=extraction.pk).update(
             stop_reason=result.reason, best_round=result.best.number if result.best else None,

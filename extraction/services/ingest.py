@@ -11,7 +11,10 @@ from django.conf import settings
 from django.core.files import File
 from django.db import transaction
 
-from extraction import intake
+from extraction import (
+    intake,
+    tasks,  # tasks import services lazily: no cycle
+)
 from extraction.models import Batch, Document, Upload
 from extraction.states import Status
 
@@ -63,9 +66,7 @@ def batch_add_files(*, batch: Batch, files: list[IncomingFile], queue: bool = Tr
             ):
                 documents.append(_document_from_entry(batch=batch, upload=upload, entry=entry, seen=seen, limits=limits))
     if queue:  # False when the caller processes the documents itself (manage.py extract)
-        from extraction.tasks import queue_documents
-
-        queue_documents([d.id for d in documents if d.status == Status.QUEUED.value])
+        tasks.queue_documents([d.id for d in documents if d.status == Status.QUEUED.value])
     return documents
 
 

@@ -15,10 +15,14 @@ from django.core.files import File
 from django.db import transaction
 from django.utils import timezone
 
-from extraction import render
+from extraction import (
+    render,
+    tasks,  # tasks import services lazily: no cycle
+)
 from extraction.models import Block, Document, Page
 from extraction.ocr.blocks import OcrError, OcrPage, PageImage, SourceDocument
 from extraction.services.engines import engine_for
+from extraction.services.extract import extraction_run
 from extraction.services.transitions import document_claim_for_processing, document_fail, document_transition
 from extraction.states import Status
 from extraction.storage import local_path
@@ -34,8 +38,6 @@ def document_process(*, document_id: int, options: dict | None = None, task_id: 
     try:
         if not document.pages.exists() or not document.blocks.exists():
             document_read(document=document)
-        from extraction.services.extract import extraction_run
-
         return extraction_run(document=document, options=options)
     except (render.RenderError, OcrError) as exc:
         document_fail(document_id=document_id, code="render" if isinstance(exc, render.RenderError) else "ocr",
@@ -118,8 +120,6 @@ def documents_requeue_stuck(*, older_than: timedelta | None = None) -> int:
     """The reaper. Documents stuck in processing (their worker died) go back to the queue; documents
     queued for long (their message was lost, e.g. a broker restarted without persistence) are sent
     again. A duplicate message is harmless: only one delivery can claim a document."""
-    from extraction.tasks import queue_documents
-
     if older_than is None:
         older_than = timedelta(minutes=settings.STUCK_PROCESSING_MINUTES)
     cutoff = timezone.now() - older_than
@@ -130,5 +130,5 @@ def documents_requeue_stuck(*, older_than: timedelta | None = None) -> int:
         .exclude(pk__in=requeued).values_list("id", flat=True)
     )
     with transaction.atomic():
-        queue_documents(requeued + waiting)
+        tasks.queue_documents(requeued + waiting)
     return len(requeued) + len(waiting)

@@ -10,6 +10,7 @@ from django.db import transaction
 from django.db.models import Case, F, Value, When
 from django.utils import timezone
 
+from extraction import tasks  # tasks import services lazily: no cycle
 from extraction.models import Document
 from extraction.states import ReviewStatus, Status, review_sources_for, sources_for
 
@@ -53,15 +54,13 @@ def document_fail(*, document_id: int, code: str, message: str) -> bool:
 
 def document_requeue(*, document_id: int, options: dict | None = None) -> bool:
     """Send a finished (or failed) document back to the queue and queue its task once committed."""
-    from extraction.tasks import queue_documents
-
     with transaction.atomic():
         moved = document_transition(document_id=document_id, to=Status.QUEUED, error_code="", error_message="")
         if moved:
             Document.objects.filter(pk=document_id).update(
                 review_status=ReviewStatus.UNREVIEWED.value, claimed_by=None, claimed_at=None
             )
-            queue_documents([document_id], options=options)
+            tasks.queue_documents([document_id], options=options)
     return moved
 
 
