@@ -39,6 +39,9 @@ class Violation:
     fields: tuple[str, ...] = ()
     expected: JsonScalar = None
     found: JsonScalar = None
+    # The whole answer is unusable (all counts zero while the page prints votes): such a round is never kept
+    # over one that is not, whatever else either breaks.
+    degenerate: bool = False
 
     def __post_init__(self) -> None:
         object.__setattr__(self, "fields", tuple(self.fields))
@@ -51,13 +54,16 @@ class Violation:
         return (self.code, self.fields, self.found)
 
     def to_dict(self) -> dict[str, Any]:
-        return {
+        out = {
             "code": self.code,
             "message": self.message,
             "fields": list(self.fields),
             "expected": self.expected,
             "found": self.found,
         }
+        if self.degenerate:
+            out["degenerate"] = True
+        return out
 
     @classmethod
     def from_dict(cls, data: dict[str, Any]) -> Violation:
@@ -67,6 +73,7 @@ class Violation:
             fields=tuple(data.get("fields") or ()),
             expected=data.get("expected"),
             found=data.get("found"),
+            degenerate=bool(data.get("degenerate")),
         )
 
 

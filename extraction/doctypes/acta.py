@@ -16,6 +16,7 @@ from extraction.rules import (
     RuleContext,
     Violation,
     as_int,
+    digit_word_runs,
     fold,
     get_value,
     parse_digit_words,
@@ -254,6 +255,34 @@ def acta_id_format(answer: dict[str, Any], ctx: RuleContext) -> list[Violation]:
     ]
 
 
+def degenerate_answer(answer: dict[str, Any], ctx: RuleContext) -> list[Violation]:
+    """Every count zero or empty while the sheet prints votes: the answer is unusable as a whole.
+
+    Where the fact comes from: the seed study in DESIGN.md, in which a model answered all zeros after a
+    failed round; 0 = 0 passes every sum, so no arithmetic rule sees it. The sheet spells every count in
+    Spanish digit words (DESIGN.md), so a run of digit words with a value above zero anywhere in the OCR
+    text means someone voted. A sheet where nobody voted prints only zeros and is not flagged.
+    """
+    counts = [as_int(get_value(answer, path)) for path, _ in _counts(answer)]
+    if not counts or any(c for c in counts):
+        return []
+    printed = max((n for b in ctx.blocks if b.type is BlockType.LINE for n in digit_word_runs(b.text)), default=0)
+    if printed == 0:
+        return []
+    return [
+        Violation(
+            code="degenerate_answer",
+            fields=tuple(path for path, _ in _counts(answer)),
+            expected="the counts printed on the sheet",
+            found="every count 0 or empty",
+            message="Every count in the answer is 0 or empty, but the sheet prints votes in words (for "
+            f"example {printed}). Read each row's votes from the sheet; never answer 0 for a row that shows "
+            "another number.",
+            degenerate=True,
+        )
+    ]
+
+
 def _party_spans() -> list[tuple[str, list[str]]]:
     return [(p, p.split()) for p in PARTIES]
 
@@ -325,6 +354,7 @@ RULES = [
     total_digits_words,
     sum_valid_votes,
     valid_plus_null_total,
+    degenerate_answer,
     acta_id_format,
     row_proof_party,
 ]

@@ -169,3 +169,42 @@ def test_the_validator_runs_the_schema_first_and_reports_the_path():
     answer = set_field(acta_answer(), "rows[3].votes", "many")
     found = validate(answer)
     assert codes(found) == ["schema"] and found[0].fields == ("rows[3].votes",)
+
+
+# --- the degenerate answer (DESIGN.md's seed study: all zeros after a failed round) ----------------------
+
+
+def sheet_lines(*texts: str) -> list[OcrBlock]:
+    return [OcrBlock(id=f"l{i}", type=BlockType.LINE, page=1, text=t, bbox=BBox(0.1, 0.02 * i, 0.5, 0.02))
+            for i, t in enumerate(texts, start=1)]
+
+
+def test_an_all_zero_answer_is_flagged_as_degenerate_when_the_sheet_prints_votes():
+    zeros = acta_answer(votes=[0] * len(PARTIES), null=0)
+    ctx = RuleContext(blocks=sheet_lines("PSUV 0012 CERO CERO UNO DOS", "PCV 0000 CERO CERO CERO CERO"))
+    found = [v for v in check(zeros, ctx) if v.code == "degenerate_answer"]
+    assert len(found) == 1 and found[0].degenerate
+    assert "rows[0].votes" in found[0].fields and "valid_votes" in found[0].fields
+    # 0 = 0 closes every sum: no other rule sees it
+    assert [v for v in check(zeros, ctx) if v.code in ("sum_valid_votes", "valid_plus_null_total")] == []
+
+
+def test_an_empty_answer_is_degenerate_too():
+    empty = acta_answer()
+    for path in ["valid_votes", "null_votes", "total_votes"] + [f"rows[{i}].votes" for i in range(len(PARTIES))]:
+        empty = set_field(empty, path, None)
+    ctx = RuleContext(blocks=sheet_lines("TOTAL VOTOS 0145 CERO UNO CUATRO CINCO"))
+    assert "degenerate_answer" in codes(check(empty, ctx))
+
+
+def test_a_sheet_where_nobody_voted_may_be_answered_with_zeros():
+    zeros = acta_answer(votes=[0] * len(PARTIES), null=0)
+    ctx = RuleContext(blocks=sheet_lines("PSUV 000 CERO CERO CERO", "VOTOS NULOS 000 CERO CERO CERO"))
+    assert "degenerate_answer" not in codes(check(zeros, ctx))
+
+
+def test_one_nonzero_count_is_not_degenerate():
+    votes = [0] * len(PARTIES)
+    votes[5] = 3
+    ctx = RuleContext(blocks=sheet_lines("PODEMOS 0003 CERO CERO CERO TRES"))
+    assert "degenerate_answer" not in codes(check(acta_answer(votes=votes, null=0), ctx))
