@@ -99,6 +99,7 @@ class RuleContext:
 
     prompt: PromptDocument | None = None
     blocks: list[OcrBlock] = field(default_factory=list)
+    word_numbers: bool = False  # the document type spells numbers in digit words (DocumentType.word_numbers)
     cache: dict[str, Any] = field(default_factory=dict, repr=False)
 
 
@@ -177,6 +178,7 @@ def make_validator(
     from extraction.proofs import universal_rules  # proofs imports this module
 
     rules = [*doctype.rules, *universal_rules(word_numbers=doctype.word_numbers)]
+    ctx.word_numbers = doctype.word_numbers  # proofs narrow to the words that show a value the type's way
 
     def validate(answer: Any) -> list[Violation]:
         if hasattr(answer, "model_dump"):

@@ -176,7 +176,8 @@ def _finish(*, document, extraction, result, ctx, prompt) -> str:
             answer=result.answer, error=str(result.error or ""), finished_at=timezone.now(), **usage,
         )
         if result.answer is not None:
-            fieldvalues_save(extraction=extraction, answer=result.answer, prompt=prompt, blocks=ctx.blocks)
+            fieldvalues_save(extraction=extraction, answer=result.answer, prompt=prompt, blocks=ctx.blocks,
+                             word_numbers=ctx.word_numbers)
             violations_save(extraction=extraction, violations=result.violations)
     if result.answer is None and result.reason != StopReason.ERROR.value:
         last = result.rounds[-1].violations[0].message if result.rounds and result.rounds[-1].violations else ""
@@ -195,9 +196,9 @@ def _finish(*, document, extraction, result, ctx, prompt) -> str:
     return to.value
 
 
-def fieldvalues_save(*, extraction: Extraction, answer: dict, prompt, blocks: list[OcrBlock]) -> None:
+def fieldvalues_save(*, extraction: Extraction, answer: dict, prompt, blocks: list[OcrBlock], word_numbers: bool = False) -> None:
     """One FieldValue per proved field, with the blocks its proof resolved to."""
-    resolved = resolve_proofs(answer, prompt=prompt, blocks=blocks)
+    resolved = resolve_proofs(answer, prompt=prompt, blocks=blocks, word_numbers=word_numbers)
     confidence_of = {b.id: b.confidence for b in blocks}
     FieldValue.objects.filter(extraction=extraction).delete()
     rows = []

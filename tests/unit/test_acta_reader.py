@@ -300,11 +300,6 @@ def test_on_a_sheet_with_errors_the_reader_reports_what_is_printed_not_the_truth
         assert answer["total_votes"]["value"] != valid + null
 
 
-def test_ocr_takes_seconds_not_minutes_per_sheet():
-    seconds = [ocr_sheet(name)[2] for name in SHEETS]
-    assert max(seconds) < 60, seconds
-
-
 def test_rows_inside_a_table_found_by_the_text_layer_are_cited_by_cell_and_pass_every_rule(tmp_path):
     from extraction.doctypes.registry import get_doctype
     from extraction.ocr.blocks import SourceDocument

@@ -154,8 +154,10 @@ def test_resolve_proofs_covers_every_field_and_dedupes_blocks(doc):
     }
     resolved = resolve_proofs(answer, prompt=prompt, blocks=blocks)
     assert list(resolved) == ["number", "items[0].qty"]
-    assert [r.block_id for r in resolved["number"]] == ["a"] and resolved["items[0].qty"] == []
-    assert resolved["number"][0].to_dict()["bbox"] == {"left": 0.1, "top": 0.05, "width": 0.8, "height": 0.02}
+    # the cited line holds more than the number: the proof is the one word that shows it
+    assert [r.block_id for r in resolved["number"]] == ["aw1"] and resolved["items[0].qty"] == []
+    assert resolved["number"][0].to_dict()["bbox"] == pytest.approx({"left": 0.15, "top": 0.05, "width": 0.04, "height": 0.02})
+    assert resolved["number"][0].type == "WORD" and resolved["number"][0].method == "id"
 
 
 # --- does the text support the value? ----------------------------------------------------------------
