@@ -353,11 +353,24 @@ def visual_rows(words: list[OcrBlock]) -> list[list[OcrBlock]]:
 
 
 def _token_kind(text: str) -> str:
-    """'digits' for a numeral, 'word' for a spelled digit word, '' for anything else."""
+    """'digits' for a word holding a numeral ('0056', '$4.11', 'n°562044387'), 'word' for a spelled digit
+    word, '' for anything else."""
     t = text.strip(".,;:()[]")
-    if t and t[0].isdigit() or t[:1] in "-−" and t[1:2].isdigit():
+    if any(c.isdigit() for c in t):
         return "digits"
     return "word" if t and digit_word(t) is not None else ""
+
+
+_GROUP = re.compile(r"\d{3}(?:[.,]\d+)?[^\w]*")  # a thousands group: '234' or '234,56' (and a trailing sign)
+_LEAD = re.compile(r"[^\d]*\d{1,3}")  # the group before it: '1', '$1', '12'
+
+
+def _continues(a: OcrBlock, b: OcrBlock, kind: str) -> bool:
+    """Whether word b carries on the number that word a belongs to: digit words run on; numerals only as a
+    thousands group after a word space ('1 234,56'), never across a column gap ('10.00 15.00%' is two)."""
+    if kind == "word":
+        return True
+    return bool(_LEAD.fullmatch(a.text) and _GROUP.fullmatch(b.text)) and _gap(a, b) <= _char_width(a, b)
 
 
 def _value_kind(value: Any, *, word_numbers: bool) -> str:
@@ -368,14 +381,14 @@ def _value_kind(value: Any, *, word_numbers: bool) -> str:
     if isinstance(value, str):
         if word_numbers and parse_digit_words(value) is not None:
             return "words"
-        if parse_number(value) is not None:
-            return "number"
+        if not any(c.isalpha() for c in value) and parse_number(value) is not None:
+            return "number"  # an amount written as text ('1.234,56'); ids and codes hold letters
     return "text"
 
 
 def numeric_runs(row: list[OcrBlock]) -> list[tuple[list[OcrBlock], str]]:
-    """The runs of one printed row that print a number: consecutive digit words, or consecutive numerals
-    no further apart than a thousands space. Each comes with the text to read it by: numerals are joined
+    """The runs of one printed row that print a number: consecutive digit words, or a numeral with the
+    thousands groups that follow it after a word space. Each comes with the text to read it by: numerals are joined
     without their spaces ('1 234,56' is one number), digit words with them.
 
     The space allowed comes from the words themselves (one character's width), so two numbers in
@@ -386,8 +399,7 @@ def numeric_runs(row: list[OcrBlock]) -> list[tuple[list[OcrBlock], str]]:
     kind = ""
     for w in row:
         k = _token_kind(w.text)
-        # numerals may be grouped by a space ('1 234,56') but not across a column; digit words run on
-        if current and k == kind and k and (k == "word" or _gap(current[-1], w) <= _char_width(current[-1], w)):
+        if current and k == kind and k and _continues(current[-1], w, k):
             current.append(w)
             continue
         if current and kind:

@@ -399,3 +399,5 @@ def test_a_currency_code_is_grounded_by_the_symbol_printed_on_the_page():
     assert not supports("EUR", "Total $4.11")
     assert not supports("SEK", "KRAKOW office")
     assert not supports("ZAR", "R 100")  # a lone letter shows nothing
+    assert supports("INR", "Room Charges Rs 1939") and supports("INR", "Discount of Rs. -40.00")
+    assert not supports("INR", "COLOURS 12")
