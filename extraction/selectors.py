@@ -177,3 +177,26 @@ def document_history(*, document: Document) -> dict:
                 previous = values
     events = list(ReviewEvent.objects.filter(document=document).select_related("user").order_by("created_at", "id"))
     return {"extractions": extractions, "events": events}
+
+
+def page_blocks(*, page) -> list[tuple]:
+    """A page's LINE and WORD blocks as (id, type, text, left, top, width, height, parent id), reading order."""
+    from extraction.models import Block
+
+    return list(Block.objects.filter(page=page, type__in=("LINE", "WORD")).order_by("order", "id")
+                .values_list("id", "type", "text", "left", "top", "width", "height", "parent_id"))
+
+
+def last_decision(*, document: Document):
+    """The review event that decided the document (verify or reject), with its user; None if none."""
+    from extraction.models import ReviewEvent
+
+    return (ReviewEvent.objects.filter(document=document, kind__in=("verify", "reject")).select_related("user")
+            .order_by("-created_at", "-id").first())
+
+
+def last_event(*, document: Document):
+    """The latest review event on the document, with its user; None if none."""
+    from extraction.models import ReviewEvent
+
+    return ReviewEvent.objects.filter(document=document).select_related("user").order_by("-created_at", "-id").first()
