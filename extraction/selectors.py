@@ -9,16 +9,29 @@ from extraction.states import Status
 
 
 def batch_list_with_counts() -> QuerySet[Batch]:
+    """Batches with counts by state; 'flagged' counts the documents still to review, 'reviewed' the
+    flagged ones a reviewer decided."""
+    from extraction.states import ReviewStatus
+
     per_status = {f"n_{s.value}": Count("documents", filter=Q(documents__status=s.value)) for s in Status}
+    per_status["n_flagged"] = Count("documents", filter=Q(documents__status=Status.FLAGGED.value,
+                                                          documents__review_status=ReviewStatus.UNREVIEWED.value))
+    per_status["n_reviewed"] = Count("documents", filter=Q(documents__status=Status.FLAGGED.value) & ~Q(
+        documents__review_status=ReviewStatus.UNREVIEWED.value))
     return Batch.objects.annotate(n_documents=Count("documents"), **per_status).order_by("-created_at")
 
 
 def batch_status_counts(*, batch: Batch) -> dict[str, int]:
+    """Documents by state; a flagged document a reviewer decided counts as 'reviewed', not 'flagged'."""
+    from extraction.states import ReviewStatus
+
     counts = {s.value: 0 for s in Status}
-    for row in batch.documents.values("status").annotate(n=Count("id")):
-        counts[row["status"]] = row["n"]
-    counts["total"] = sum(counts[s.value] for s in Status)
-    counts["done"] = counts["passed"] + counts["flagged"] + counts["failed"]
+    counts["reviewed"] = 0
+    for row in batch.documents.values("status", "review_status").annotate(n=Count("id")):
+        reviewed = row["status"] == Status.FLAGGED.value and row["review_status"] != ReviewStatus.UNREVIEWED.value
+        counts["reviewed" if reviewed else row["status"]] += row["n"]
+    counts["total"] = sum(counts[s.value] for s in Status) + counts["reviewed"]
+    counts["done"] = counts["passed"] + counts["flagged"] + counts["reviewed"] + counts["failed"]
     return counts
 
 

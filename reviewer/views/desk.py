@@ -172,7 +172,7 @@ def document_proof(request: HttpRequest, document_id: int) -> HttpResponse:
             chosen = [{"path": path, "boxes": boxes_attr(fv.proofs),
                        "proof_pages": sorted({int(p.get("page") or 1) for p in fv.proofs or []})}]
     ctx = {"document": document, **_stage_context(document, pages, chosen, page)}
-    return render(request, "desk/document.html#stage", ctx)
+    return render(request, "desk/page_pane.html#stage", ctx)
 
 
 @role_required(*DESK_ROLES)
