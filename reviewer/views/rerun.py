@@ -6,10 +6,10 @@ from django.contrib import messages
 from django.http import HttpRequest, HttpResponse
 from django.shortcuts import redirect, render
 
+from extraction.ocr.registry import ENGINE_CHOICES
 from extraction.selectors_dashboard import batch_runs
 from extraction.services import rerun as rerun_service
 from extraction.states import ReviewStatus
-from extraction.ocr.registry import ENGINE_CHOICES
 from reviewer.access import role_required
 from reviewer.roles import ADMIN
 from reviewer.views.batches import get_batch

@@ -66,7 +66,8 @@ def user_new(request: HttpRequest) -> HttpResponse:
 def user_edit(request: HttpRequest, user_id: int) -> HttpResponse:
     account = get_user(request, user_id)
     current = [g.name for g in account.groups.filter(name__in=ROLES)]
-    form = UserEditForm(request.POST if request.method == "POST" else None, initial={"roles": current, "is_active": account.is_active})
+    form = UserEditForm(request.POST if request.method == "POST" else None,
+                        initial={"roles": current, "is_active": account.is_active})
     password_form = SetPasswordForm(account)
     if request.method == "POST" and form.is_valid():
         try:
