@@ -118,7 +118,7 @@ def test_after_verifying_the_pill_and_the_message_tell_what_happened(live_server
     page.click("#verify-button")
     page.fill("textarea[name=note]", "checked against the sheet")
     page.click("#verify-button")
-    page.wait_for_load_state("networkidle")
+    page.wait_for_url(f"{base}/queue/")  # verified, and nothing is left to review
     page.goto(f"{base}/documents/{acta.document.id}/")
     status = page.locator("#desk-status").inner_text()
     pill = page.locator("#desk-status .status").first.inner_text()

@@ -42,12 +42,12 @@ def zoom(page) -> int:
 
 def test_fields_are_named_by_their_labels_on_the_desk_in_history_and_in_exports(live_server, page, users):
     acta = flagged_acta(seed=61)
-    Violation.objects.create(extraction=acta.extraction, code="value_grounded", fields=["rows[28].votes_words"],
-                             message='rows[28].votes_words: the answer says "UNO" but the cited text reads "DOS"')
     path = f"rows[{acta.wrong_row}].votes_words"
     review.field_edit(document_id=acta.document.id, user=users["admin"], path=path, raw_value=acta.true_words,
                       expected_version=acta.document.version)
     review.document_release(document_id=acta.document.id, user=users["admin"])
+    Violation.objects.create(extraction=acta.extraction, code="value_grounded", fields=["rows[28].votes_words"],
+                             message='rows[28].votes_words: the answer says "UNO" but the cited text reads "DOS"')
     party = acta.extraction.answer["rows"][acta.wrong_row]["party"]
     base = live_server.url
     login(page, base, "admin")
@@ -121,19 +121,19 @@ def test_the_page_viewer_fits_zooms_pans_rotates_and_pages(live_server, page, us
     page.keyboard.up("Control")
     page.wait_for_timeout(100)
     assert zoom(page) > fit * 1.3 and page.evaluate("window.scrollY") == 0
-    before = page.evaluate("() => [viewport.scrollLeft, viewport.scrollTop]")
+    before = page.evaluate("() => { const v = document.getElementById('viewport'); return [v.scrollLeft, v.scrollTop]; }")
     page.mouse.move(viewport["x"] + 300, viewport["y"] + 300)
     page.mouse.down()
     page.mouse.move(viewport["x"] + 200, viewport["y"] + 180, steps=5)
     page.mouse.up()
-    after = page.evaluate("() => [viewport.scrollLeft, viewport.scrollTop]")
+    after = page.evaluate("() => { const v = document.getElementById('viewport'); return [v.scrollLeft, v.scrollTop]; }")
     assert after[0] > before[0] and after[1] > before[1]  # dragged left and up: the page moved with the hand
     page.click('[data-view="fit-width"]')
     upright = rect(page, ".page-frame")
     page.click('[data-view="rotate"]')
     turned = rect(page, ".page-frame")
-    assert turned["width"] == pytest.approx(upright["height"], rel=0.02)
-    assert turned["height"] == pytest.approx(upright["width"], rel=0.02)
+    assert upright["height"] > upright["width"] and turned["width"] > turned["height"]  # a quarter turn
+    assert turned["width"] / turned["height"] == pytest.approx(upright["height"] / upright["width"], rel=0.02)
     page.click('[data-view="rotate"]')
     page.click('[data-view="rotate"]')
     page.click('[data-view="rotate"]')  # upright again
@@ -180,7 +180,7 @@ def test_clicking_a_word_sets_the_selected_fields_value_and_proof_and_the_rules_
     assert "PSUV — NICOLAS MADURO: votes" in page.inner_text("#violations")  # digits and words now disagree
     box = page.locator(f'{ON}[data-path="{target}"]').bounding_box()
     shown = page.locator(f'#page-stage svg rect[data-b="{word.pk}"]').bounding_box()
-    assert box == pytest.approx(shown, abs=1.5)  # the highlight moved onto the word
+    assert box == pytest.approx(shown, abs=2.5)  # the highlight moved onto the word (its outline is 2 px)
 
 
 def test_dragging_a_box_takes_every_word_in_it(live_server, page, users):
@@ -302,7 +302,7 @@ def test_each_reviewer_sees_who_else_has_the_document_open_and_a_stale_page_is_t
         page.wait_for_selector("#presence .stale", timeout=6_000)
         assert "admin changed this document" in page.inner_text("#presence")
         assert page.locator(".edit-link:visible").count() == 0
-        page.click(f"#{fid('rows[1].votes_words')} .edit-link", force=True)
+        page.locator(f"#{fid('rows[1].votes_words')} .edit-link").dispatch_event("click")  # hidden, still asked
         page.wait_for_timeout(800)
         assert FieldValue.objects.get(extraction=acta.extraction, path="rows[1].votes_words").corrected is False
         assert FieldValue.objects.get(extraction=acta.extraction, path=path).value == "CERO CERO CERO CERO"
@@ -327,8 +327,8 @@ def test_the_audit_item_shows_the_page_with_proof_boxes_beside_the_values(live_s
     bbox = FieldValue.objects.get(extraction=acta.extraction, path="rows[3].votes").proofs[0]["bbox"]
     image = rect(page, "#page-stage img.page-image")
     shown = page.locator(ON).first.bounding_box()
-    assert shown["x"] == pytest.approx(image["x"] + bbox["left"] * image["width"], abs=1.5)
-    assert shown["y"] == pytest.approx(image["y"] + bbox["top"] * image["height"], abs=1.5)
+    assert shown["x"] == pytest.approx(image["x"] + bbox["left"] * image["width"], abs=2.5)
+    assert shown["y"] == pytest.approx(image["y"] + bbox["top"] * image["height"], abs=2.5)
     assert inside(shown, viewer)
     assert "PPT — NICOLAS MADURO: votes" in page.inner_text("#proof-head")
 
