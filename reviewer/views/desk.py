@@ -89,29 +89,40 @@ def _stage_context(document: Document, pages: dict[int, Page], chosen: list[dict
 
 
 def _desk_context(request: HttpRequest, document: Document, *, field: str | None = None,
-                  violation: str | None = None, page: int | None = None, **kwargs) -> dict[str, Any]:
+                  violation: str | None = None, page: int | None = None, with_page: bool = False,
+                  **kwargs) -> dict[str, Any]:
+    """Everything the desk shows; the page pane (its pages and blocks) only for the whole page."""
     extraction = selectors.desk_extraction(document=document)
     violations = selectors.desk_violations(extraction=extraction) if extraction else []
     perms = permissions(request.user, document)
     groups, labels, items = field_items(document, extraction, violations, can_edit=perms["can_edit"])
     chosen, selected_violation, selected_path = _selection(extraction, violations, items, path=field,
                                                            violation_id=violation)
-    pages = selectors.document_pages(document=document)
     pill_class, pill_text = display_status(document)
     selected = items.get(selected_path) if selected_path else None
+    stage = _stage_context(document, selectors.document_pages(document=document), chosen, page) if with_page else {}
     return {
         "document": document, "extraction": extraction, "violations": violations, "groups": groups,
-        "triage": triage(violations, labels, items), "labels": labels, **perms,
-        **_stage_context(document, pages, chosen, page),
+        "triage": triage(violations, labels, items), "labels": labels, **perms, **stage,
         "selected_field": selected, "selected_path": selected_path, "selected_violation": selected_violation,
         "pill_class": pill_class, "pill_text": pill_text, "desk_url": reverse("desk_document", args=[document.id]),
         "poll_seconds": settings.DESK_POLL_SECONDS,
         "editing": kwargs.get("editing"), "edit_error": kwargs.get("edit_error"), "edit_raw": kwargs.get("edit_raw"),
         "focus_path": kwargs.get("focus") or field, "decision_error": kwargs.get("decision_error"),
         "note": kwargs.get("note", ""), "show_note": kwargs.get("show_note", False),
-        "others": presence.presence_others(document_id=document.id, user=request.user),
+        "others": presence.presence_others(document_id=document.id, user=request.user) if with_page else [],
         "held": document.claimed_by_id if review.claim_is_live(document) else "",
     }
+
+
+def _field_context(request: HttpRequest, document: Document, path: str) -> dict[str, Any]:
+    """What one field's cell or edit form needs, without building the whole desk."""
+    extraction = selectors.desk_extraction(document=document)
+    violations = selectors.desk_violations(extraction=extraction) if extraction else []
+    perms = permissions(request.user, document)
+    _, _, items = field_items(document, extraction, violations, can_edit=perms["can_edit"], only=path)
+    return {"document": document, "item": items.get(path), **perms,
+            "desk_url": reverse("desk_document", args=[document.id])}
 
 
 def _find_item(groups: list[dict], path: str) -> dict | None:
@@ -149,7 +160,7 @@ def document_desk(request: HttpRequest, document_id: int) -> HttpResponse:
     presence.presence_touch(document_id=document.id, user=request.user)
     ctx = _desk_context(request, document, field=request.GET.get("field"), violation=request.GET.get("violation"),
                         page=_int(request.GET.get("page")), editing=request.GET.get("edit"),
-                        focus=request.GET.get("edit"))
+                        focus=request.GET.get("edit"), with_page=True)
     if ctx["editing"] and not ctx["can_edit"]:
         ctx["editing"] = None
     return render(request, "desk/document.html", ctx)
@@ -204,8 +215,8 @@ def field_edit(request: HttpRequest, document_id: int) -> HttpResponse:
     if request.method != "POST":
         if not request.htmx:
             return redirect(f"{desk_url}?{urlencode({'edit': path})}")
-        ctx = _desk_context(request, document, editing=path)
-        item = _find_item(ctx["groups"], path)
+        ctx = _field_context(request, document, path)
+        item = ctx["item"]
         if item is not None and request.GET.get("cancel"):
             return render(request, "desk/document.html#field", {**ctx, "f": item, "editing": None})
         if item is None or not ctx["can_edit"]:

@@ -140,8 +140,10 @@ def _notes(fv, label: str, value: Any, ungrounded: list, can_edit: bool) -> list
 
 
 def field_items(document: Document, extraction: Extraction | None, violations: list, *, can_edit: bool,
-                fields: dict | None = None) -> tuple[list[dict], dict[str, str], dict[str, dict]]:
-    """The schema's groups with each field's value, rules, proofs and notes; the labels; the items by path."""
+                fields: dict | None = None, only: str | None = None
+                ) -> tuple[list[dict], dict[str, str], dict[str, dict]]:
+    """The schema's groups with each field's value, rules, proofs and notes; the labels; the items by path.
+    With `only`, just that field's item (one FieldValue read): an edit form needs no more."""
     if extraction is None or not extraction.answer:
         return [], {}, {}
     try:
@@ -150,6 +152,9 @@ def field_items(document: Document, extraction: Extraction | None, violations: l
         return [], {}, {}
     groups_raw = doctype.field_groups(extraction.answer)
     labels = field_labels(groups_raw)
+    if only is not None:
+        fv = selectors.field_value(extraction=extraction, path=only)
+        fields = {only: fv} if fv is not None else {}
     fields = fields if fields is not None else selectors.desk_fields(extraction=extraction)
     rules_of: dict[str, list] = defaultdict(list)
     for v in violations:
@@ -184,6 +189,12 @@ def field_items(document: Document, extraction: Extraction | None, violations: l
         by_path[fi.path] = out
         return out
 
+    if only is not None:
+        for group in groups_raw:
+            for fi in group.fields:
+                if fi.path == only:
+                    return [], labels, {only: item(fi)}
+        return [], labels, {}
     groups = []
     for group in groups_raw:
         groups.append({

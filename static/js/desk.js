@@ -3,7 +3,9 @@
    answers the keyboard. Every shortcut is listed in the dialog `?` opens; none fires while typing. */
 (function () {
   "use strict";
-  var desk, pane, viewer, selection = null, pendingFocus = null, lastFocus = null;
+  var desk, pane, viewer, selection = null, pendingFocus = null, lastFocus = null, marked = [];
+  var stages = {};  // page number -> the page's HTML, fetched once: another page shows without a request
+  var PREFETCH = 12;
 
   function $(sel, root) { return (root || document).querySelector(sel); }
   function $all(sel, root) { return Array.prototype.slice.call((root || document).querySelectorAll(sel)); }
@@ -126,13 +128,14 @@
       sel.pages = boxes.map(function (b) { return b.page; }).filter(function (n, i, all) { return all.indexOf(n) === i; })
         .sort(function (x, y) { return x - y; });
     }
-    fieldLinks().forEach(function (a) {
-      a.classList.toggle("selected", !!(sel && sel.path) && a.getAttribute("data-path") === sel.path);
-      a.classList.toggle("involved", !!(sel && sel.fields) && links.indexOf(a) >= 0);
-    });
-    ruleLinks().forEach(function (r) {
-      r.classList.toggle("selected", !!(sel && sel.violation) && r.getAttribute("data-violation") === sel.violation);
-    });
+    // only the links that change are touched: restyling every field would cost a layout of the whole pane
+    marked.forEach(function (el) { el.classList.remove("selected", "involved"); });
+    marked = links.slice();
+    links.forEach(function (a) { a.classList.add(sel && sel.path ? "selected" : "involved"); });
+    if (sel && sel.violation) {
+      var rule = $('#violations a.rule[data-violation="' + sel.violation + '"]');
+      if (rule) { rule.classList.add("selected"); marked.push(rule); }
+    }
     $all(".thumb").forEach(function (t) {
       t.classList.toggle("has-proof", !!sel && sel.pages.indexOf(parseInt(t.getAttribute("data-page"), 10)) >= 0);
     });
@@ -173,11 +176,48 @@
     window.history.replaceState(null, "", url.toString());
   }
 
+  function stageUrl(n) { return desk.getAttribute("data-proof-url") + "?page=" + encodeURIComponent(n); }
   function goToPage(n) {
     var stage = $("#page-stage");
     if (!stage || !n || String(n) === stage.getAttribute("data-page")) { return; }
-    window.htmx.ajax("GET", desk.getAttribute("data-proof-url") + "?page=" + encodeURIComponent(n),
-                     { target: "#page-stage", swap: "outerHTML" });
+    if (stages[n]) {  // fetched already: swap it in at once
+      stage.outerHTML = stages[n];
+      stageSwapped();
+      return;
+    }
+    window.htmx.ajax("GET", stageUrl(n), { target: "#page-stage", swap: "outerHTML settle:0ms" });
+  }
+  /* Fetch the other pages (their image too) once the desk is idle, so stepping between pages is instant. */
+  function prefetch() {
+    var stage = $("#page-stage");
+    if (!stage || !window.fetch) { return; }
+    var total = Math.min(parseInt(stage.getAttribute("data-pages") || "1", 10), PREFETCH);
+    var here = stage.getAttribute("data-page");
+    for (var n = 1; n <= total; n++) {
+      if (String(n) === here) { stages[n] = stage.outerHTML; continue; }
+      (function (page) {
+        window.fetch(stageUrl(page), { headers: { "HX-Request": "true" }, credentials: "same-origin" })
+          .then(function (r) { return r.ok ? r.text() : null; })
+          .then(function (html) {
+            if (!html) { return; }
+            stages[page] = html.trim();
+            var holder = document.createElement("div");
+            holder.innerHTML = stages[page];
+            var img = holder.querySelector("img.page-image");
+            if (img && img.decode) { img.decode().catch(function () { return null; }); }
+          }).catch(function () { return null; });
+      })(n);
+    }
+  }
+  function stageSwapped() {
+    var stage = $("#page-stage");
+    if (!stage || !viewer) { return; }
+    viewer.pageChanged();
+    $all(".thumb").forEach(function (t) {
+      var here = t.getAttribute("data-page") === stage.getAttribute("data-page");
+      t.classList.toggle("current", here);
+      if (here) { t.setAttribute("aria-current", "page"); } else { t.removeAttribute("aria-current"); }
+    });
   }
   function stepPage(step) {
     var stage = $("#page-stage");
@@ -345,14 +385,8 @@
     }
     var stage = $("#page-stage");
     if (target && stage && (target === stage || target.id === "page-stage" || !document.body.contains(target))) {
-      if (viewer) {
-        viewer.pageChanged();
-        $all(".thumb").forEach(function (t) {
-          var here = t.getAttribute("data-page") === stage.getAttribute("data-page");
-          t.classList.toggle("current", here);
-          if (here) { t.setAttribute("aria-current", "page"); } else { t.removeAttribute("aria-current"); }
-        });
-      }
+      stages[stage.getAttribute("data-page")] = stage.outerHTML;
+      stageSwapped();
     }
     var fields = $("#fields");
     if (fields && target && (target === fields || target.id === "fields" || fields.contains(target) || !document.body.contains(target))) {
@@ -382,6 +416,7 @@
     if (dialog) { dialog.addEventListener("close", function () { if (lastFocus) { lastFocus.focus(); } }); }
     $all("input[name=pick-mode]").forEach(function (i) { i.addEventListener("change", function () { select(selection); }); });
     bindPicking();
+    setTimeout(prefetch, 300);
     // the selection the page was opened with (?field= or ?violation=)
     var path = pane && pane.getAttribute("data-field"), violation = pane && pane.getAttribute("data-violation");
     if (path && byPath(path)) { selectField(byPath(path), false); }
