@@ -199,3 +199,19 @@ def test_a_rerun_post_without_the_csrf_token_is_refused(users):
     client.force_login(users["admin"])
     assert client.post(reverse("batch_rerun", args=[batch.id]), {"scope": "failed"}).status_code == 403
     assert Document.objects.get(pk=docs["failed"].id).status == "failed"
+
+
+def test_a_rerun_with_another_ocr_engine_reads_the_pages_again_with_it(users, tmp_path):
+    path = tmp_path / "acta.pdf"
+    path.write_bytes(generate_acta(seed=83).pdf_bytes)
+    batch = batch_create_from_files(name="ocr", doctype="acta", ocr_engine="pdf-text",
+                                    files=[IncomingFile(path.name, path)], queue=False)
+    doc = batch.documents.get()
+    document_process(document_id=doc.id)
+    assert set(doc.pages.values_list("engine", flat=True)) == {"pdf-text"}
+    options = rerun.rerun_options(ocr_engine="tesseract", llm=False)
+    rerun.batch_rerun(batch=batch, user=users["admin"], scope="all", options=options)
+    document_process(document_id=doc.id, options=options)
+    assert set(doc.pages.values_list("engine", flat=True)) == {"tesseract"}
+    newest = doc.extractions.order_by("-started_at", "-id").first()
+    assert newest.settings["ocr"] == "tesseract" and doc.extractions.count() == 2

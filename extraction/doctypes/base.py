@@ -176,7 +176,7 @@ def table_group(
     return group
 
 
-def _lower_first(label: str) -> str:
+def lower_first(label: str) -> str:
     # "Votes in words" -> "votes in words", but "VAT" stays "VAT"
     return label[:1].lower() + label[1:] if label[1:2].islower() else label
 
@@ -191,7 +191,7 @@ def field_labels(groups: list[FieldGroup]) -> dict[str, str]:
                 if row_label.isdigit():  # a bare row number says little on its own: "Line items 2"
                     row_label = f"{group.name} {row_label}"
                 for item in row:
-                    out[item.path] = f"{row_label}: {_lower_first(item.label)}"
+                    out[item.path] = f"{row_label}: {lower_first(item.label)}"
                     head, _, _ = item.path.rpartition(".")
                     out.setdefault(head, row_label)
                     out.setdefault(head.split("[", 1)[0], group.name)
@@ -239,7 +239,7 @@ class DocumentType:
         return field_labels(self.field_groups(answer if isinstance(answer, dict) else {}))
 
     def field_label(self, answer: dict[str, Any], path: str) -> str:
-        """One field's label (a path the groups do not show reads as words: 'rows[3].party' -> 'row 4: party')."""
+        """One field's label; a path the groups do not show reads as words ('rows[3].party' -> 'PPT — ...: party')."""
         labels = self.field_labels(answer)
         if path in labels:
             return labels[path]

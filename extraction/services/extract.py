@@ -127,7 +127,8 @@ def extraction_run(*, document: Document, options: dict | None = None) -> str:
         document=document, doctype=doctype.name, reader=reader,
         settings={"max_rounds": max_rounds if config else 1,
                   "model": config.model if config else "", "input": config.input_mode if config else "ocr",
-                  "ocr": options.get("ocr_engine") or batch.ocr_engine},
+                  "ocr": ", ".join(sorted({e for e in Page.objects.filter(document=document)
+                                           .values_list("engine", flat=True) if e})) or batch.ocr_engine},
     )
     recorder = _RoundRecorder(extraction)
 

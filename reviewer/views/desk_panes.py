@@ -16,7 +16,7 @@ from typing import Any
 from django.utils.safestring import SafeString, mark_safe
 
 from extraction import selectors
-from extraction.doctypes.base import field_labels, path_words
+from extraction.doctypes.base import field_labels, lower_first, path_words
 from extraction.doctypes.registry import UnknownDocumentType, get_doctype
 from extraction.models import Document, Extraction, Page
 from extraction.services import review
@@ -234,8 +234,7 @@ def triage(violations: list, labels: dict[str, str], items: dict[str, dict]) -> 
         spread = sum(max(1, len(v.fields or [])) for v in vs) / len(vs)
         out.append({
             "code": code, "label": vs[0].label, "count": len(vs), "items": entries, "spread": spread,
-            "kinds": [f"{kind.lower() if kind[1:2].islower() else kind} ×{n}" if n > 1 else kind.lower()
-                      for kind, n in kinds.most_common()],
+            "kinds": [f"{lower_first(kind)} ×{n}" if n > 1 else lower_first(kind) for kind, n in kinds.most_common()],
         })
     out.sort(key=lambda g: (g["spread"] > 2, -g["count"], g["code"]))
     return out
