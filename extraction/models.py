@@ -276,6 +276,7 @@ class ReviewEvent(models.Model):
         SEND_BACK = "send_back"
         RERUN = "rerun"
         RETRY = "retry"
+        PROOF = "proof", "Proof moved"
 
     document = models.ForeignKey(Document, on_delete=models.CASCADE, related_name="events")
     user = models.ForeignKey(conf.AUTH_USER_MODEL, null=True, on_delete=models.SET_NULL, related_name="+")
@@ -283,6 +284,10 @@ class ReviewEvent(models.Model):
     field = models.CharField(max_length=200, blank=True)
     before = models.JSONField(null=True, blank=True)
     after = models.JSONField(null=True, blank=True)
+    # A correction made on the page also changes where the value was read: the proofs before and after
+    # ([{block_id, page, type, text, bbox}]); empty for corrections typed in.
+    proof_before = models.JSONField(null=True, blank=True)
+    proof_after = models.JSONField(null=True, blank=True)
     note = models.TextField(blank=True)
     created_at = models.DateTimeField(auto_now_add=True)
 

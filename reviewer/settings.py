@@ -204,6 +204,9 @@ DATA_UPLOAD_MAX_MEMORY_SIZE = 10 * 1024 * 1024
 
 # Review desk
 CLAIM_TTL_MINUTES = env_int("CLAIM_TTL_MINUTES", 30, minimum=1)
+# The currency of LLM_PRICE_INPUT / LLM_PRICE_OUTPUT, shown with every cost.
+LLM_PRICE_CURRENCY = env_str("LLM_PRICE_CURRENCY", "USD") or "USD"
+DESK_POLL_SECONDS = env_int("DESK_POLL_SECONDS", 10, minimum=1, maximum=300)  # presence and stale-page checks
 STUCK_PROCESSING_MINUTES = env_int("STUCK_PROCESSING_MINUTES", 30, minimum=1)
 
 # Security: strict by default in production (`manage.py check --deploy` is clean).

@@ -407,7 +407,7 @@ def group_fields(answer: dict[str, Any]) -> list[FieldGroup]:
             "Votes by party",
             answer,
             "rows",
-            [("votes", "Votes"), ("votes_words", "In words")],
+            [("votes", "Votes"), ("votes_words", "Votes in words")],
             row_label=label,
         ),
         fields_group("Totals", answer, totals),

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import re
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from decimal import Decimal
@@ -175,6 +176,37 @@ def table_group(
     return group
 
 
+def lower_first(label: str) -> str:
+    # "Votes in words" -> "votes in words", but "VAT" stays "VAT"
+    return label[:1].lower() + label[1:] if label[1:2].islower() else label
+
+
+def field_labels(groups: list[FieldGroup]) -> dict[str, str]:
+    """path -> label: a table cell is '<row label>: <column label>', a single field its own label; a table's
+    list ('rows') is the group's name and each of its rows ('rows[3]') the row's label."""
+    out: dict[str, str] = {}
+    for group in groups:
+        if group.is_table:
+            for row_label, row in zip(group.row_labels, group.rows, strict=False):
+                if row_label.isdigit():  # a bare row number says little on its own: "Line items 2"
+                    row_label = f"{group.name} {row_label}"
+                for item in row:
+                    out[item.path] = f"{row_label}: {lower_first(item.label)}"
+                    head, _, _ = item.path.rpartition(".")
+                    out.setdefault(head, row_label)
+                    out.setdefault(head.split("[", 1)[0], group.name)
+        else:
+            for item in group.fields:
+                out.setdefault(item.path, item.label)
+    return out
+
+
+def path_words(path: str) -> str:
+    """A field path in words when no group names it: 'rows[3].party' -> 'rows 4: party'."""
+    text = re.sub(r"\[(\d+)\]", lambda m: f" {int(m.group(1)) + 1}", path)
+    return text.replace(".", ": ").replace("_", " ")
+
+
 def _default_groups(answer: dict[str, Any]) -> list[FieldGroup]:
     return [
         FieldGroup(
@@ -201,6 +233,20 @@ class DocumentType:
 
     def field_groups(self, answer: dict[str, Any]) -> list[FieldGroup]:
         return self.group_fields(answer)
+
+    def field_labels(self, answer: dict[str, Any]) -> dict[str, str]:
+        """Every field's label for people, from the desk's groups: 'PSUV — NICOLAS MADURO: votes in words'."""
+        return field_labels(self.field_groups(answer if isinstance(answer, dict) else {}))
+
+    def field_label(self, answer: dict[str, Any], path: str) -> str:
+        """One field's label; a path the groups do not show reads as words ('rows[3].party' -> 'PPT — ...: party')."""
+        labels = self.field_labels(answer)
+        if path in labels:
+            return labels[path]
+        row, _, rest = path.rpartition(".")
+        if row in labels:
+            return f"{labels[row]}: {path_words(rest)}"
+        return path_words(path)
 
     def parse_answer(self, data: Any) -> dict[str, Any]:
         """Validate a model's answer (JSON text, dict or model) and return it as a JSON-safe dict.

@@ -126,7 +126,9 @@ def extraction_run(*, document: Document, options: dict | None = None) -> str:
     extraction = Extraction.objects.create(
         document=document, doctype=doctype.name, reader=reader,
         settings={"max_rounds": max_rounds if config else 1,
-                  "model": config.model if config else "", "input": config.input_mode if config else "ocr"},
+                  "model": config.model if config else "", "input": config.input_mode if config else "ocr",
+                  "ocr": ", ".join(sorted({e for e in Page.objects.filter(document=document)
+                                           .values_list("engine", flat=True) if e})) or batch.ocr_engine},
     )
     recorder = _RoundRecorder(extraction)
 

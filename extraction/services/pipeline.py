@@ -36,8 +36,9 @@ def document_process(*, document_id: int, options: dict | None = None, task_id: 
         return "not claimed"  # someone else has it, or it is already done: a second delivery is a no-op
     document = Document.objects.select_related("batch").get(pk=document_id)
     try:
-        if not document.pages.exists() or not document.blocks.exists():
-            document_read(document=document)
+        engine = (options or {}).get("ocr_engine")
+        if engine or not document.pages.exists() or not document.blocks.exists():
+            document_read(document=document, engine=engine)
         return extraction_run(document=document, options=options)
     except (render.RenderError, OcrError) as exc:
         document_fail(document_id=document_id, code="render" if isinstance(exc, render.RenderError) else "ocr",
@@ -49,14 +50,14 @@ def document_process(*, document_id: int, options: dict | None = None, task_id: 
         return "failed"
 
 
-def document_read(*, document: Document) -> list[Page]:
-    """Render and OCR a document, replacing its pages and blocks."""
+def document_read(*, document: Document, engine: str | None = None) -> list[Page]:
+    """Render and OCR a document (with `engine`, else the batch's), replacing its pages and blocks."""
     with tempfile.TemporaryDirectory(prefix="proofdesk-pages-") as tmp, local_path(document.original.name) as source:
         rendered = render.render_document(
             source=source, kind=document.kind, out_dir=Path(tmp), dpi=settings.RENDER_DPI,
             renderer=settings.RENDERER, max_pages=settings.UPLOAD_MAX_PAGES,
         )
-        ocr_pages = _ocr(document=document, source=source, rendered=rendered)
+        ocr_pages = _ocr(document=document, source=source, rendered=rendered, engine=engine)
         with transaction.atomic():
             document.pages.all().delete()
             pages = [_save_page(document=document, rendered_page=r) for r in rendered]
@@ -72,15 +73,16 @@ def document_read(*, document: Document) -> list[Page]:
     return pages
 
 
-def _ocr(*, document: Document, source: Path, rendered: list[render.RenderedPage]) -> list[OcrPage]:
-    if document.textract_import:
+def _ocr(*, document: Document, source: Path, rendered: list[render.RenderedPage], engine: str | None = None
+         ) -> list[OcrPage]:
+    if document.textract_import and not engine:
         from extraction.ocr.textract import load_textract_json
 
         with document.textract_import.open("rb") as fh:
             return load_textract_json(fh.read())
-    engine = engine_for(document.batch.ocr_engine or settings.OCR_ENGINE)
+    reader = engine_for(engine or document.batch.ocr_engine or settings.OCR_ENGINE)
     images = [PageImage(number=r.number, path=r.path, width=r.width, height=r.height) for r in rendered]
-    return engine.read(SourceDocument(path=source, kind=document.kind, pages=images))
+    return reader.read(SourceDocument(path=source, kind=document.kind, pages=images))
 
 
 def _save_page(*, document: Document, rendered_page: render.RenderedPage) -> Page:

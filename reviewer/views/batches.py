@@ -29,7 +29,8 @@ def batch_list(request: HttpRequest) -> HttpResponse:
 def batch_detail(request: HttpRequest, batch_id: int) -> HttpResponse:
     batch = get_batch(request, batch_id)
     counts = selectors.batch_status_counts(batch=batch)
-    context = {"batch": batch, "counts": counts, "documents": batch.documents.order_by("created_at", "id")[:500]}
+    context = {"batch": batch, "counts": counts, "documents": batch.documents.order_by("created_at", "id")[:500],
+               "poll_seconds": 2}
     if request.htmx and request.GET.get("partial") == "progress":
         response = render(request, "batches/detail.html#progress", context)
         if counts["total"] and counts["done"] == counts["total"]:
