@@ -87,9 +87,12 @@ def _counts(rng: random.Random) -> tuple[list[int], int, int]:
 
 
 def _acta_id(rng: random.Random, place_index: int) -> str:
+    """The code as the real sheets print it (DESIGN.md: 9 digits, a dot, 2 digits, e.g. 050201001.01):
+    state, municipality, parish (2 digits each) and centre (3), then the table (mesa)."""
     state = place_index * 3 + 2
-    return (f"{state:02d}{rng.randint(1, 21):02d}{rng.randint(1, 9):02d}{rng.randint(1, 60):03d}"
-            f".{rng.randint(1, 6):02d}.1.{rng.randint(1, 9999):04d}")
+    code = f"{state:02d}{rng.randint(1, 21):02d}{rng.randint(1, 9):02d}{rng.randint(1, 60):03d}.{rng.randint(1, 6):02d}"
+    rng.randint(1, 9999)  # a draw the old code form used: kept so every seed keeps its counts
+    return code
 
 
 def _other_number(rng: random.Random, text: str) -> str:

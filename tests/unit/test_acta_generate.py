@@ -44,9 +44,9 @@ def test_the_payload_round_trips_through_format_and_parse():
 
 def test_a_published_style_payload_parses_with_null_votes_and_extra():
     counts = [140, 7, 10] + [1] * 35
-    text = "201301006.01.1.0001!" + ",".join(map(str, counts)) + "!3!2"
+    text = "050201001.01!" + ",".join(map(str, counts)) + "!3!2"
     truth = parse_qr_payload(text)
-    assert truth.acta_id == "201301006.01.1.0001"
+    assert truth.acta_id == "050201001.01"
     assert truth.counts[:3] == (140, 7, 10) and len(truth.counts) == 38
     assert (truth.null_votes, truth.extra) == (3, 2)
     assert truth.valid_votes == 192 and truth.total_votes == 195
@@ -55,11 +55,11 @@ def test_a_published_style_payload_parses_with_null_votes_and_extra():
 @pytest.mark.parametrize(
     ("payload", "message"),
     [
-        ("201301006.01.1.0001!1,2,3!0!0", "expected 38 party counts, found 3"),
-        ("201301006.01.1.0001!" + ",".join(["1"] * 38) + "!0", "expected 4 fields"),
+        ("050201001.01!1,2,3!0!0", "expected 38 party counts, found 3"),
+        ("050201001.01!" + ",".join(["1"] * 38) + "!0", "expected 4 fields"),
         ("ACTA-1!" + ",".join(["1"] * 38) + "!0!0", "acta id"),
-        ("201301006.01.1.0001!" + ",".join(["1"] * 37 + ["x"]) + "!0!0", "count 38 (CONDE)"),
-        ("201301006.01.1.0001!" + ",".join(["1"] * 38) + "!-1!0", "null-votes"),
+        ("050201001.01!" + ",".join(["1"] * 37 + ["x"]) + "!0!0", "count 38 (CONDE)"),
+        ("050201001.01!" + ",".join(["1"] * 38) + "!-1!0", "null-votes"),
     ],
 )
 def test_a_bad_payload_raises_a_clear_error(payload, message):

@@ -326,3 +326,33 @@ def test_rows_inside_a_table_found_by_the_text_layer_are_cited_by_cell_and_pass_
         doctype.parse_answer(answer)
     )
     assert violations == []
+
+
+# ---------------------------------------------------------------- the acta code, wherever it is printed
+
+
+def lines_page(texts: list[str]) -> OcrPage:
+    blocks = [OcrBlock(id=f"l{i}", type=BlockType.LINE, page=1, text=t, bbox=BBox(0.1, 0.05 + 0.04 * i, 0.6, 0.02),
+                       order=i) for i, t in enumerate(texts)]
+    return OcrPage(number=1, blocks=blocks)
+
+
+@pytest.mark.parametrize("printed", ["CODIGO: 050201001.01", "CODIGO:050201001.01", "Nº 050201001.01",
+                                     "050201001.01", "MESA 01   181103005.01", "COD. ACTA O50201001.01",
+                                     "050201001 .01", "050201001,01"])
+def test_it_finds_the_code_after_any_label_or_none(printed):
+    page = lines_page(["CONSEJO NACIONAL ELECTORAL", "ESTADO: ZULIA  MUNICIPIO: MARACAIBO", printed, "PSUV 0012"])
+    found = read([page])["acta_id"]
+    want = "181103005.01" if "181103005" in printed else "050201001.01"
+    assert found["value"] == want
+    assert found["proof"] and found["proof"][0]["type"] == "LINE"
+
+
+@pytest.mark.parametrize("printed", ["201301006.01.1.0001", "TEL 0261.7412345", "12050201001.01", "050201001.011"])
+def test_a_longer_or_shorter_dotted_number_is_not_taken_for_the_code(printed):
+    assert read([lines_page(["ACTA DE ESCRUTINIO", printed])])["acta_id"]["value"] is None
+
+
+def test_the_first_code_in_reading_order_is_taken():
+    page = lines_page(["050201001.01", "PSUV 0012", "181103005.01"])
+    assert read([page])["acta_id"]["value"] == "050201001.01"
