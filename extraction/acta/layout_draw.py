@@ -23,6 +23,7 @@ QR_SIDE = 100.0
 FOOTER_H = 112.0
 GREY, LIGHT = (0.82, 0.82, 0.82), (0.92, 0.92, 0.92)
 TOTAL_KEYS = ("valid_votes", "null_votes", "total_votes")
+RULED = ("grid", "grouped")  # grouped: ruled columns, a rule only around each candidate's rows
 
 
 @dataclass
@@ -53,6 +54,10 @@ def _columns(layout: Layout, rows: list[dict[str, Any]]) -> list[list[_Entry]]:
         if not best or max(map(len, columns)) < max(map(len, best)):
             best = columns
     return best
+
+
+def _last_of_group(entries: list[_Entry], e: _Entry) -> bool:
+    return e is entries[-1] or entries[entries.index(e) + 1].candidate != e.candidate
 
 
 @dataclass
@@ -188,7 +193,7 @@ class _Sheet:
             pen.rect(dx + 3, y + 1.5, dx + g.digits_w - 3, y + g.row_h - 1.5, width=0.6)
         pen.text(dx, baseline, digits, size=g.size + 0.5, font=self.bold, align="center", width=g.digits_w)
         pen.text(wx + 5, baseline, words, size=g.size * 0.95, font=self.font)
-        if lay.table == "grid":
+        if lay.table in RULED:
             split = x + (g.digits_w if lay.order == "digits-words" else g.words_w)
             pen.line(split, y, split, y + g.row_h)
 
@@ -219,7 +224,7 @@ class _Sheet:
         cand, party, values = x0, x0 + g.cand_w, x0 + g.cand_w + g.party_w
         titles = lay.headers
         # column titles
-        if lay.table == "grid":
+        if lay.table in RULED:
             pen.rect(x0, y, x1, y + h, fill=GREY)
         title_size = g.size * 0.85
         base = y + h * 0.5 + title_size * 0.36
@@ -230,7 +235,7 @@ class _Sheet:
         wx = values + g.digits_w if lay.order == "digits-words" else values
         pen.text(dx, base, titles[2], size=title_size, font=self.bold, align="center", width=g.digits_w)
         pen.text(wx + 5, base, titles[3], size=title_size, font=self.bold)
-        if lay.table != "grid":
+        if lay.table not in RULED:
             pen.line(x0, y + h, x1, y + h, width=0.4 if lay.table != "lines" else 0.3)
         y += h
         party_font = self.bold if lay.bold_parties else self.font
@@ -239,7 +244,7 @@ class _Sheet:
         for e in entries:
             base = y + h * 0.5 + g.size * 0.36
             if e.kind == "head":
-                if lay.table in ("grid", "boxes", "striped"):
+                if lay.table in (*RULED, "boxes", "striped"):
                     pen.rect(x0, y, x1, y + h, fill=GREY, stroke=lay.table != "striped")
                 pen.text(x0 + 5, base, e.candidate, size=g.size, font=self.bold)
                 if lay.table == "lines":
@@ -255,8 +260,9 @@ class _Sheet:
                     pen.rect(x0, y, x1, y + h, fill=LIGHT, stroke=False)
             elif lay.table == "boxes":
                 pen.rect(x0, y, x1, y + h, width=0.4)
-            elif lay.table == "grid":
-                pen.line(party, y + h, x1, y + h)
+            elif lay.table in RULED:
+                if lay.table == "grid" or _last_of_group(entries, e):
+                    pen.line(party, y + h, x1, y + h)
                 pen.line(party, y, party, y + h)
                 pen.line(values, y, values, y + h)
                 pen.line(x1, y, x1, y + h)
@@ -265,18 +271,17 @@ class _Sheet:
                 group_top = y
             if lay.candidate == "repeated":
                 pen.text(cand + 4, base, e.candidate, size=g.size * 0.9, font=self.font)
-                if lay.table == "grid":
+                if lay.table == "grid" or (lay.table in RULED and _last_of_group(entries, e)):
                     pen.line(x0, y + h, party, y + h)
             pen.text(party + 4, base, row["party"], size=g.size, font=party_font)
             self._value_cells(values, y, g, row["votes_text"], row["votes_words"], boxed=lay.table == "boxes")
             y += h
-            last = e is entries[-1] or entries[entries.index(e) + 1].candidate != e.candidate
-            if lay.candidate == "merged" and last:
+            if lay.candidate == "merged" and _last_of_group(entries, e):
                 mid = (group_top + y) / 2 + g.size * 0.33
-                if lay.table == "grid":
+                if lay.table in RULED:
                     pen.line(x0, y, party, y)
                 pen.text(cand + 4, mid, e.candidate, size=g.size * 0.9, font=self.bold)
-        if lay.table == "grid":
+        if lay.table in RULED:
             pen.line(x0, y, x1, y)
         return y
 
@@ -289,7 +294,7 @@ class _Sheet:
         x1 = x0 + label_w + g.digits_w + g.words_w
         for label, key in zip(lay.totals_labels, TOTAL_KEYS, strict=True):
             base = y + h * 0.5 + g.size * 0.36
-            if lay.table == "grid":
+            if lay.table in RULED:
                 pen.rect(x0, y, x1, y + h)
                 pen.line(x0 + label_w, y, x0 + label_w, y + h)
             elif lay.table == "boxes":

@@ -27,7 +27,9 @@ class Layout:
     description: str
     paper: str = "a4"  # a4 | letter | legal
     landscape: bool = False
-    table: str = "grid"  # grid (ruled cells) | lines (free text) | striped (shaded rows, no rules) | boxes
+    # grid (ruled cells) | grouped (ruled columns, a rule only around each candidate's rows) | lines (free
+    # text) | striped (shaded rows, no rules) | boxes (each row boxed)
+    table: str = "grid"
     columns: int = 1  # 1 | 2 | 3
     order: str = "digits-words"  # digits-words | words-digits
     candidate: str = "merged"  # merged (one cell over its parties) | repeated (on every row) | heading
@@ -81,13 +83,13 @@ LAYOUTS: dict[str, Layout] = {layout.name: layout for layout in [
     Layout("boxes-one", "one column of boxed rows under candidate bars, Times, place in labelled boxes",
            paper="a4", table="boxes", columns=1, candidate="heading", font="tiro", code_label="ACTA Nº",
            place="boxes", scan="skewed"),
-    Layout("grid-three", "three ruled tables side by side, candidates merged, words then digits, landscape "
-           "letter, QR at the top", paper="letter", landscape=True, table="grid", columns=3, candidate="merged",
+    Layout("grid-three", "three tables side by side, ruled around each candidate's rows only, candidates merged, "
+           "words then digits, landscape letter, QR at the top", paper="letter", landscape=True, table="grouped", columns=3, candidate="merged",
            order="words-digits", size=7.0, code_label="COD. ACTA:", qr_at="top-right",
            totals_labels=("VOTOS VALIDOS", "VOTOS NULOS", "VOTOS TOTALES"), scan="photo"),
     # ---- MEASURE ----
-    Layout("grid-two", "two ruled tables, candidates merged, courier, legal paper, totals beside the QR, "
-           "code in the footer", paper="legal", table="grid", columns=2, candidate="merged", font="cour",
+    Layout("grid-two", "two tables ruled around each candidate's rows only, candidates merged, courier, legal "
+           "paper, totals beside the QR, code in the footer", paper="legal", table="grouped", columns=2, candidate="merged", font="cour",
            code_label="CODIGO", code_at="footer", totals_at="footer",
            totals_labels=("TOTAL VOTOS VALIDOS", "TOTAL VOTOS NULOS", "TOTAL VOTOS ESCRUTADOS"),
            headers=("CANDIDATO", "ORGANIZACION POLITICA", "CIFRA", "EN LETRAS"), scan="scanner"),
