@@ -84,12 +84,14 @@ LAYOUTS: dict[str, Layout] = {layout.name: layout for layout in [
            paper="a4", table="boxes", columns=1, candidate="heading", font="tiro", code_label="ACTA Nº",
            place="boxes", scan="skewed"),
     Layout("grid-three", "three tables side by side, ruled around each candidate's rows only, candidates merged, "
-           "words then digits, landscape letter, QR at the top", paper="letter", landscape=True, table="grouped", columns=3, candidate="merged",
+           "words then digits, landscape letter, QR at the top", paper="letter", landscape=True, table="grouped",
+           columns=3, candidate="merged",
            order="words-digits", size=7.0, code_label="COD. ACTA:", qr_at="top-right",
            totals_labels=("VOTOS VALIDOS", "VOTOS NULOS", "VOTOS TOTALES"), scan="photo"),
     # ---- MEASURE ----
     Layout("grid-two", "two tables ruled around each candidate's rows only, candidates merged, courier, legal "
-           "paper, totals beside the QR, code in the footer", paper="legal", table="grouped", columns=2, candidate="merged", font="cour",
+           "paper, totals beside the QR, code in the footer", paper="legal", table="grouped", columns=2,
+           candidate="merged", font="cour",
            code_label="CODIGO", code_at="footer", totals_at="footer",
            totals_labels=("TOTAL VOTOS VALIDOS", "TOTAL VOTOS NULOS", "TOTAL VOTOS ESCRUTADOS"),
            headers=("CANDIDATO", "ORGANIZACION POLITICA", "CIFRA", "EN LETRAS"), scan="scanner"),

@@ -8,7 +8,8 @@
 | blurred | out of focus: Gaussian blur 1.1-1.6 px |
 | jpeg | heavy JPEG compression, quality 12-22 |
 | low-res | 100-120 dpi |
-| photo | taken with a phone: perspective (corners moved 1-3.5 %), uneven light (a gradient and a dark corner), a table around the page, colour, light blur |
+| photo | a phone's picture: perspective (corners moved 1-3.5 %), uneven light (a gradient, a dark |
+|       | corner), the desk around the page, colour, light blur |
 """
 
 from __future__ import annotations
