@@ -2,9 +2,12 @@
 
 ``generate_acta`` draws a one-page PDF with PyMuPDF: a header, the 38 party rows (votes in digits,
 zero-padded, and the same number spelled digit by digit in Spanish words), the totals, a
-signatures area and a QR code carrying the truth. Poll-worker errors can be injected: the PRINTED
+signatures area and a QR code carrying the truth, in one of many layouts (extraction/acta/layouts.py,
+which also declares the split between layouts tuned on and layouts only measured on; all but the first
+two are drawn by extraction/acta/layout_draw.py). Poll-worker errors can be injected: the PRINTED
 sheet then differs from the truth while the QR keeps the truth. ``render_scan`` turns the PDF
-into a degraded scan image. Everything is deterministic for a seed.
+into a degraded scan image (extraction/acta/scans.py has more ways to degrade it). Everything is
+deterministic for a seed.
 """
 
 from __future__ import annotations
