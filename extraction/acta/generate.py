@@ -96,8 +96,9 @@ def _counts(rng: random.Random) -> tuple[list[int], int, int]:
 
 
 def _acta_id(rng: random.Random, place_index: int) -> str:
-    """The code as the real sheets print it (DESIGN.md: 9 digits, a dot, 2 digits, e.g. 050201001.01):
-    state, municipality, parish (2 digits each) and centre (3), then the table (mesa)."""
+    """The code as the real sheets print it (DESIGN.md: 9 digits, a dot, 2 digits, e.g. 050201001.01).
+    Drawn here as state, municipality, parish (2 digits each), centre (3) and table (mesa): an assumption
+    of the generator only; no rule or reader relies on what the digits mean."""
     state = place_index * 3 + 2
     code = f"{state:02d}{rng.randint(1, 21):02d}{rng.randint(1, 9):02d}{rng.randint(1, 60):03d}.{rng.randint(1, 6):02d}"
     rng.randint(1, 9999)  # a draw the old code form used: kept so every seed keeps its counts
