@@ -205,7 +205,14 @@ def main() -> int:
 
     print(f"## Unseen layouts: {len(layouts)} layouts, {args.seeds} PDF + "
           f"{0 if args.no_scans else args.scan_seeds} scan sheets each, models: {', '.join(models)}")
-    print(f"\n(OCR {ocr_wall:.0f} s wall for what was not cached, loops {loop_wall:.0f} s)")
+    fresh = Counter(doc.input for doc in docs if ocr[doc][1] > 0)
+    cpu = Counter()
+    for doc in docs:
+        cpu[doc.input] += ocr[doc][1]
+    ocr_cpu = ", ".join(f"{inp} {cpu[inp] / fresh[inp]:.1f} s CPU/page over {fresh[inp]}" for inp in INPUTS
+                        if fresh[inp])
+    print(f"\n(OCR {ocr_wall:.0f} s wall for what was not cached{': ' + ocr_cpu if ocr_cpu else ''}; "
+          f"loops {loop_wall:.0f} s)")
     print("\n| split | layout | input | clean pass | pass with a wrong value | injected errors caught | "
           "all-zero kept | stop reasons | rules on clean documents |")
     print("| --- | --- | --- | ---: | ---: | ---: | ---: | --- | --- |")
