@@ -161,6 +161,10 @@ def is_all_zero_printed(printed: dict) -> bool:
     return all(r["votes"] == 0 for r in printed["rows"])
 
 
+def _ranked(counter: Counter) -> list[tuple[str, int]]:
+    return sorted(counter.items(), key=lambda kv: (-kv[1], kv[0]))  # ties by name: the same text every run
+
+
 def _pct(n: int, d: int) -> str:
     return f"{n}/{d} ({n / d:.0%})" if d else "—"
 
@@ -224,8 +228,8 @@ def main() -> int:
                 continue
             split = "tune" if name in TUNE_LAYOUTS else "measure"
             totals[(split, inp)].add(t)
-            stops = ", ".join(f"{k} {v}" for k, v in t.stops.most_common())
-            rules = ", ".join(f"{k} {v}" for k, v in t.clean_rules.most_common()) or "—"
+            stops = ", ".join(f"{k} {v}" for k, v in _ranked(t.stops))
+            rules = ", ".join(f"{k} {v}" for k, v in _ranked(t.clean_rules)) or "—"
             print(f"| {split} | {name} | {inp} | {_pct(t.clean_pass, t.docs)} | {t.wrong_pass} | "
                   f"{_pct(t.flagged + t.corrected, t.injected)} | {t.zero_kept} | {stops} | {rules} |")
     print("\n| split | input | documents | clean pass | pass with a wrong value | injected | flagged | corrected | "
