@@ -23,9 +23,10 @@ from extraction.rules import (
     required_fields_rule,
 )
 
-# 9 digits . 2 digits . 1 digit . 4 digits, e.g. 201301006.01.1.0001
-ACTA_ID_PATTERN = re.compile(r"^\d{9}\.\d{2}\.\d\.\d{4}$")
-ACTA_ID_EXAMPLE = "201301006.01.1.0001"
+# The acta code as the real sheets print it (Venezuela 2024, published with their decoded QR codes;
+# ../shared/DESIGN.md, acta): 9 digits, a dot, 2 digits, e.g. 050201001.01 or 181103005.01.
+ACTA_ID_PATTERN = re.compile(r"^\d{9}\.\d{2}$")
+ACTA_ID_EXAMPLE = "050201001.01"
 
 TOTALS: list[tuple[str, str]] = [
     ("valid_votes", "Valid votes"),
@@ -236,7 +237,11 @@ def valid_plus_null_total(answer: dict[str, Any], ctx: RuleContext) -> list[Viol
 
 
 def acta_id_format(answer: dict[str, Any], ctx: RuleContext) -> list[Violation]:
-    """The acta id is 9 digits . 2 digits . 1 digit . 4 digits."""
+    """The acta code is 9 digits, a dot and 2 digits (050201001.01).
+
+    Source: the real sheets of Venezuela 2024 as published with their decoded QR codes
+    (../shared/DESIGN.md, acta: "050201001.01, 181103005.01"). Only the code's form is checked; the label
+    printed before it varies between sheets and is not part of it."""
     value = get_value(answer, "acta_id")
     if value is None or (isinstance(value, str) and not value.strip()):
         return []
@@ -249,8 +254,8 @@ def acta_id_format(answer: dict[str, Any], ctx: RuleContext) -> list[Violation]:
             fields=("acta_id",),
             expected=ACTA_ID_EXAMPLE,
             found=text,
-            message=f"The acta id {text!r} is not of the form {ACTA_ID_EXAMPLE} "
-            "(9 digits . 2 digits . 1 digit . 4 digits)",
+            message=f"The acta code {text!r} is not of the form {ACTA_ID_EXAMPLE} "
+            "(9 digits, a dot, 2 digits)",
         )
     ]
 
@@ -366,7 +371,8 @@ _ROW_LIST = "\n".join(f"  {candidate}: {', '.join(parties)}" for candidate, part
 SYSTEM_PROMPT = f"""You read Venezuelan presidential election tally sheets (actas de escrutinio).
 
 Extract:
-- acta_id: the sheet's code, 9 digits . 2 digits . 1 digit . 4 digits (like {ACTA_ID_EXAMPLE}).
+- acta_id: the sheet's code, 9 digits, a dot, 2 digits (like {ACTA_ID_EXAMPLE}). The label before it differs
+  from sheet to sheet, and there may be none: give only the code, as printed.
 - rows: the {len(ROWS)} party rows in sheet order, grouped by candidate:
 {_ROW_LIST}
   For each row give "party" exactly as listed, "votes" (the number in digits) and "votes_words" (the same
