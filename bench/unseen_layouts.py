@@ -51,6 +51,9 @@ from tests.llm_server import SCRIPTED_MODEL, ScriptedLLMServer  # noqa: E402
 CACHE = ROOT / "var" / "bench" / "unseen_layouts"
 FIRST_SEED = 5000
 INPUTS = ("pdf", "scan")
+# The cache is keyed by the document and by the code that reads it: a change to rendering or OCR reads again.
+OCR_CODE = b"".join(p.read_bytes() for p in sorted([ROOT / "extraction" / "render.py",
+                                                     *(ROOT / "extraction" / "ocr").glob("*.py")]))
 
 
 @dataclass(frozen=True)
@@ -75,7 +78,7 @@ def document_bytes(doc: Doc) -> tuple[bytes, str, dict]:
 def _ocr(doc: Doc) -> tuple[list[OcrPage], float]:
     """The production reading of one file: render the pages, then the `auto` OCR engine. Cached on disk."""
     data, kind, _ = document_bytes(doc)
-    key = hashlib.sha256(data).hexdigest()[:16]
+    key = hashlib.sha256(data + OCR_CODE).hexdigest()[:16]
     path = CACHE / f"{doc.layout}-{doc.seed}-{doc.input}-{key}.pkl"
     if path.exists():
         return pickle.loads(path.read_bytes()), 0.0  # noqa: S301 - a cache this bench wrote itself
