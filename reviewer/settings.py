@@ -8,7 +8,7 @@ from pathlib import Path
 import dj_database_url
 from django.core.exceptions import ImproperlyConfigured
 
-from reviewer.env import env_bool, env_choice, env_float, env_int, env_list, env_str
+from reviewer.env import env_bool, env_choice, env_float, env_int, env_list, env_networks, env_str
 
 BASE_DIR = Path(__file__).resolve().parent.parent
 VAR_DIR = Path(env_str("PROOFDESK_VAR_DIR", str(BASE_DIR / "var")))
@@ -118,9 +118,15 @@ else:
     CACHES = {"default": {"BACKEND": "django.core.cache.backends.filebased.FileBasedCache",
                           "LOCATION": str(VAR_DIR / "cache")}}
 
-# Logins: after this many failures for one username or address, wait LOGIN_LOCKOUT_SECONDS.
+# Logins (reviewer.throttle): after LOGIN_MAX_FAILURES for one account (or one known browser), or
+# LOGIN_MAX_FAILURES_PER_ADDRESS from one client address, wait LOGIN_LOCKOUT_SECONDS.
 LOGIN_MAX_FAILURES = env_int("LOGIN_MAX_FAILURES", 5, minimum=1)
+LOGIN_MAX_FAILURES_PER_ADDRESS = env_int("LOGIN_MAX_FAILURES_PER_ADDRESS", 20, minimum=1)
 LOGIN_LOCKOUT_SECONDS = env_int("LOGIN_LOCKOUT_SECONDS", 300, minimum=1)
+LOGIN_DEVICE_DAYS = env_int("LOGIN_DEVICE_DAYS", 90, minimum=1)  # a browser that logged in is known this long
+# The client address comes from CLIENT_ADDRESS_HEADER only when the peer is one of these proxies.
+TRUSTED_PROXIES = env_networks("TRUSTED_PROXIES")
+CLIENT_ADDRESS_HEADER = env_str("CLIENT_ADDRESS_HEADER", "X-Forwarded-For")
 
 LANGUAGE_CODE = "en-us"
 TIME_ZONE = env_str("TIME_ZONE", "UTC")
@@ -176,9 +182,17 @@ CELERY_TASK_ALWAYS_EAGER = env_bool("CELERY_TASK_ALWAYS_EAGER", False)
 CELERY_WORKER_PREFETCH_MULTIPLIER = 1
 CELERY_TASK_ACKS_ON_FAILURE_OR_TIMEOUT = True
 CELERY_BROKER_CONNECTION_RETRY_ON_STARTUP = True
+# The reaper: takes back documents whose worker's lease ran out, sends again messages the broker never got
+# or lost. Often enough that a document waits at most about a minute after the broker comes back.
+REAPER_INTERVAL_SECONDS = env_int("REAPER_INTERVAL_SECONDS", 20, minimum=1)
 CELERY_BEAT_SCHEDULE = {
-    "requeue-stuck-documents": {"task": "extraction.tasks.requeue_stuck_documents", "schedule": 300.0},
+    "requeue-stuck-documents": {"task": "extraction.tasks.requeue_stuck_documents",
+                                "schedule": float(REAPER_INTERVAL_SECONDS)},
 }
+# A worker renews its lease on a document every quarter of this; a lease older than this is taken back.
+PROCESSING_LEASE_SECONDS = env_int("PROCESSING_LEASE_SECONDS", 120, minimum=2)
+# A queued document sent this long ago, with nothing waiting in the broker's queue, lost its message.
+DISPATCH_LOST_AFTER_SECONDS = env_int("DISPATCH_LOST_AFTER_SECONDS", 30, minimum=1)
 
 # Pipeline
 OCR_ENGINE = env_choice("OCR_ENGINE", "auto", ["auto", "pdf-text", "rapidocr", "tesseract", "textract"])
@@ -204,7 +218,6 @@ DATA_UPLOAD_MAX_MEMORY_SIZE = 10 * 1024 * 1024
 
 # Review desk
 CLAIM_TTL_MINUTES = env_int("CLAIM_TTL_MINUTES", 30, minimum=1)
-STUCK_PROCESSING_MINUTES = env_int("STUCK_PROCESSING_MINUTES", 30, minimum=1)
 
 # Security: strict by default in production (`manage.py check --deploy` is clean).
 SESSION_COOKIE_HTTPONLY = True
