@@ -214,7 +214,8 @@ class LlmClient:
         client.close()
 
     def abort(self) -> None:
-        """Stop for good: the call in flight fails now and no other is made (the document was taken back)."""
+        """Stop for good: no other call is made (the document was taken back). The call in flight fails at its
+        next read (a socket that receives nothing at all is released by its read timeout, LLM_TIMEOUT)."""
         with self._lock:
             self._stopped = True
             client, self._client = self._client, None
@@ -340,7 +341,7 @@ class LlmClient:
         watchdog.start()
         try:
             return client.chat.completions.create(**kwargs, timeout=limit)
-        except openai.OpenAIError:
+        except Exception:  # a client closed under a request raises a connection error or a RuntimeError
             if fired.is_set():
                 raise _DeadlineHit from None
             if self._stopped:
