@@ -5,6 +5,8 @@ from __future__ import annotations
 from celery import shared_task
 from django.db import transaction
 
+from extraction import reaper  # noqa: F401  (the worker's reaper thread starts with the worker)
+
 
 def queue_documents(document_ids: list[int]) -> None:
     """Send the documents' messages once the rows are committed, so a worker never looks for a row not yet
@@ -31,10 +33,3 @@ def process_document(self, document_id: int, options: dict | None = None) -> str
     from extraction.services.pipeline import document_process
 
     return document_process(document_id=document_id, options=options, task_id=self.request.id or "")
-
-
-@shared_task(ignore_result=True)
-def requeue_stuck_documents() -> int:
-    from extraction.services.pipeline import documents_requeue_stuck
-
-    return documents_requeue_stuck()

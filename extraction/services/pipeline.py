@@ -23,6 +23,7 @@ from extraction.services.engines import engine_for
 from extraction.services.extract import extraction_run
 from extraction.services.lease import ClaimLost, document_lease
 from extraction.services.transitions import (
+    ABANDONED,
     document_claim_for_processing,
     document_close_orphaned_runs,
     document_fail,
@@ -55,8 +56,8 @@ def document_process(*, document_id: int, options: dict | None = None, task_id: 
             return extraction_run(document=document, options=options, lease=lease)
         except ClaimLost:
             document_close_orphaned_runs(document_id=document_id, extraction_id=lease.extraction_id,
-                                         message="This worker lost its claim on the document (its lease ran out); "
-                                                 "another run took it over.")
+                                         message=ABANDONED + "this worker lost its claim on the document (its lease "
+                                                             "ran out); another run took it over.")
             return "claim lost"
         except (render.RenderError, OcrError) as exc:
             document_fail(document_id=document_id, code="render" if isinstance(exc, render.RenderError) else "ocr",

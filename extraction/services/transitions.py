@@ -108,7 +108,10 @@ def lease_expired(*, now) -> Q:
     return Q(heartbeat_at__lt=cutoff) | Q(heartbeat_at__isnull=True, processing_started_at__lt=cutoff)
 
 
-ORPHANED = "The worker running this extraction stopped (killed, or its lease ran out); the document was taken back."
+# Runs closed because their worker lost the document start with this: they are not a second processing.
+ABANDONED = "Abandoned: "
+ORPHANED = ABANDONED + "the worker running this extraction stopped (killed, or its lease ran out); " \
+    "the document was taken back."
 
 
 def document_close_orphaned_runs(*, document_id: int, now=None, message: str = ORPHANED,

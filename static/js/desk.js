@@ -110,7 +110,18 @@
     if (label) { label.textContent = Math.round(ZOOMS[zoomIndex] * 100) + "%"; }
   }
 
+  // Proof boxes carry their place as data (fractions of the page); the Content-Security-Policy allows no
+  // style attributes, so they are placed here, through the CSSOM.
+  function placeBoxes(root) {
+    root.querySelectorAll(".proof-box").forEach(function (box) {
+      ["left", "top", "width", "height"].forEach(function (side) {
+        box.style[side] = (parseFloat(box.getAttribute("data-" + side)) * 100) + "%";
+      });
+    });
+  }
+
   function showProof(pane) {
+    placeBoxes(pane);
     applyZoom();
     markFields(pane);
     var box = pane.querySelector(".proof-box");
