@@ -17,11 +17,11 @@ from django.db import transaction
 from django.db.models import F, Q
 from django.utils import timezone
 
+from extraction.doctypes.base import EditRefused
 from extraction.doctypes.registry import get_doctype
-from extraction.loop import AnswerParseError
 from extraction.models import Document, Extraction, FieldValue, ReviewEvent, Violation
 from extraction.prompt import render_prompt
-from extraction.rules import RuleContext, get_field, make_validator, set_field
+from extraction.rules import RuleContext, get_value, make_validator
 from extraction.rules import Violation as RuleViolation
 from extraction.services.extract import ocr_pages_of, violations_save
 from extraction.services.transitions import document_review_transition, document_transition
@@ -183,19 +183,6 @@ def document_next(*, user, batch_id: int | None = None, rule: str | None = None)
 # --- editing -----------------------------------------------------------------------------------------
 
 
-def _parse_value(*, doctype, answer: dict, path: str, raw: str | None) -> tuple[dict, Any]:
-    """The answer with `path` set to the reviewer's text parsed to the field's type (the schema decides)."""
-    text = (raw or "").strip()
-    candidate = set_field(answer, path, text if text else None)
-    try:
-        parsed = doctype.parse_answer(candidate)
-    except AnswerParseError as err:
-        detail = str(err).split(": ", 1)[-1]
-        raise InvalidValue(f"{text!r} is not a valid value for this field ({detail}).") from None
-    node = get_field(parsed, path)
-    return parsed, node.get("value") if isinstance(node, dict) else node
-
-
 def _revalidate(*, document: Document, extraction: Extraction, answer: dict) -> list[RuleViolation]:
     """Run the type's rules on the answer (no judge on edits); grounding is waived on corrected fields."""
     doctype = get_doctype(extraction.doctype or document.batch.doctype)
@@ -218,11 +205,11 @@ def field_edit(*, document_id: int, user, path: str, raw_value: str | None, expe
             raise NotEditable("This document has no extracted answer to correct.")
         doctype = get_doctype(extraction.doctype or document.batch.doctype)
         try:
-            before_node = get_field(extraction.answer, path)
-        except KeyError:
-            raise InvalidValue(f"There is no field {path!r} in this document.") from None
-        before = before_node.get("value") if isinstance(before_node, dict) else before_node
-        answer, value = _parse_value(doctype=doctype, answer=extraction.answer, path=path, raw=raw_value)
+            # Only the fields the type declares editable, each value checked by its field's type.
+            answer = doctype.edit_answer(extraction.answer, path, raw_value)
+        except EditRefused as err:
+            raise InvalidValue(str(err)) from None
+        before, value = get_value(extraction.answer, path), get_value(answer, path)
         Extraction.objects.filter(pk=extraction.pk).update(answer=answer)
         updated = FieldValue.objects.filter(extraction=extraction, path=path).update(value=value, corrected=True)
         if not updated:

@@ -282,8 +282,8 @@ def field_edit(request: HttpRequest, document_id: int) -> HttpResponse:
             return redirect(f"{desk_url}?{urlencode({'edit': path})}")
         ctx = _desk_context(request, document, editing=path)
         item = _find_item(ctx["groups"], path)
-        if item is None:
-            return HttpResponse(status=204)
+        if item is None:  # a field the form never offered: say so where the decisions are shown
+            return _decision_failed(request, document_id, err)
         response = render(request, "desk/document.html#edit_form",
                           {**ctx, "f": item, "edit_error": str(err), "edit_raw": raw, "version": version or 0,
                            "stale": isinstance(err, review.StaleVersion | review.ClaimedByOther)})
