@@ -139,6 +139,9 @@ STATIC_URL = "static/"
 STATICFILES_DIRS = [BASE_DIR / "static"]
 STATIC_ROOT = VAR_DIR / "staticfiles"
 STATIC_ROOT.mkdir(parents=True, exist_ok=True)
+# Outside production WhiteNoise serves static files straight from static/, so the demo runs without DEBUG
+# and without collectstatic; production serves the collected, hashed files.
+WHITENOISE_USE_FINDERS = not PRODUCTION
 
 # Uploaded originals, page images and exports. Never served directly: views check the role first.
 MEDIA_ROOT = Path(env_str("MEDIA_ROOT", str(VAR_DIR / "media")))
