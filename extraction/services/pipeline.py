@@ -9,6 +9,7 @@ import logging
 import tempfile
 from pathlib import Path
 
+from botocore.exceptions import BotoCoreError, ClientError
 from django.conf import settings
 from django.core.files import File
 from django.db import transaction
@@ -62,6 +63,11 @@ def document_process(*, document_id: int, options: dict | None = None, task_id: 
         except (render.RenderError, OcrError) as exc:
             document_fail(document_id=document_id, code="render" if isinstance(exc, render.RenderError) else "ocr",
                           message=str(exc), claim=claim)
+            return "failed"
+        except (BotoCoreError, ClientError) as exc:  # OCR engines wrap their own: this is the file store (S3)
+            document_fail(document_id=document_id, code="storage", claim=claim,
+                          message=f"The file store could not be reached or refused a request ({exc}). Nothing was "
+                                  "lost: the document can be retried once the store answers.")
             return "failed"
         except Exception as exc:  # a fault we did not foresee still ends in a clear, retryable state
             log.exception("document %s failed", document_id)
