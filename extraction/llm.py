@@ -207,7 +207,7 @@ class LlmClient:
             return self._client
 
     def _discard(self, client: openai.OpenAI) -> None:
-        """Close a client (from any thread: a call in flight on it fails at once); the next call opens anew."""
+        """Close a client from any thread (a call in flight on it fails at its next read); the next call opens anew."""
         with self._lock:
             if self._client is client:
                 self._client = None

@@ -97,8 +97,9 @@ DATABASES = {
 if env_str("TEST_DATABASE_NAME"):  # lets concurrent test runs on one server keep apart
     DATABASES["default"]["TEST"] = {"NAME": env_str("TEST_DATABASE_NAME")}
 if DATABASES["default"]["ENGINE"] == "django.db.backends.sqlite3":
-    # The web server and the worker share the file: wait for a lock instead of failing at once.
-    DATABASES["default"].setdefault("OPTIONS", {})["timeout"] = 30
+    # The web server, the worker and its lease thread share the file: wait for a lock instead of failing at
+    # once, and take the write lock when a transaction begins (a read that later writes cannot deadlock).
+    DATABASES["default"].setdefault("OPTIONS", {}).update(timeout=30, transaction_mode="IMMEDIATE")
 
 DEFAULT_AUTO_FIELD = "django.db.models.BigAutoField"
 

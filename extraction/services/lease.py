@@ -83,6 +83,11 @@ class Lease:
 def document_lease(*, document_id: int, claim: int) -> Iterator[Lease]:
     """Hold the lease while the block runs: a thread renews it every quarter of PROCESSING_LEASE_SECONDS."""
     lease = Lease(document_id=document_id, claim=claim)
+    if connection.in_atomic_block:
+        # The claim is not committed (a caller's transaction: a test, an eager task): no other process can
+        # see it or take it back, and a renewal from another connection could not see it either.
+        yield lease
+        return
     stop = threading.Event()
     interval = max(0.2, settings.PROCESSING_LEASE_SECONDS / 4)
 
