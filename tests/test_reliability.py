@@ -148,3 +148,27 @@ def test_processing_a_document_twice_in_a_row_runs_the_loop_once(db, tmp_path):
     assert document_process(document_id=doc.id, task_id="a") == "not claimed"
     assert document_process(document_id=doc.id, task_id="b") == "not claimed"
     assert Extraction.objects.filter(document=doc).count() == 1
+
+
+def test_queued_documents_never_sent_or_lost_by_the_broker_are_sent_again_and_no_others(db, monkeypatch):
+    from extraction.services import dispatch
+
+    now = timezone.now()
+    never_sent = _doc(status="queued")  # the broker was down when its batch was uploaded
+    just_queued = _doc(status="queued")  # its send is still on its way (the upload's commit)
+    lost = _doc(status="queued", dispatched_at=now - timedelta(minutes=10))  # sent, then the broker restarted
+    waiting = _doc(status="queued", dispatched_at=now - timedelta(seconds=5))
+    Document.objects.filter(pk__in=[never_sent.pk, lost.pk, waiting.pk]).update(
+        status_changed_at=now - timedelta(minutes=10))
+    sent: list[int] = []
+    monkeypatch.setattr(dispatch, "documents_dispatch", lambda ids: sent.extend(ids) or ids)
+
+    monkeypatch.setattr(dispatch, "broker_queue_size", lambda: 3)  # messages still wait: nothing is lost
+    assert dispatch.documents_dispatch_pending(now=now) == 1
+    assert sent == [never_sent.id]
+
+    sent.clear()
+    monkeypatch.setattr(dispatch, "broker_queue_size", lambda: 0)  # the queue is empty long after the send
+    assert dispatch.documents_dispatch_pending(now=now) == 2
+    assert sorted(sent) == sorted([never_sent.id, lost.id])
+    assert just_queued.id not in sent and waiting.id not in sent
