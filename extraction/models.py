@@ -78,6 +78,13 @@ class Document(models.Model):
     # The Celery task that holds the document while it is processing: the same task delivered again
     # (its worker died) may take it over; any other delivery is a no-op.
     task_id = models.CharField(max_length=64, blank=True)
+    # The worker holding the document renews this while it works (its lease); the reaper takes back only a
+    # document whose lease ran out. `attempts` doubles as the claim's fencing token.
+    heartbeat_at = models.DateTimeField(null=True, blank=True)
+    # When the document's message was handed to the broker; empty while queued means it was never sent.
+    dispatched_at = models.DateTimeField(null=True, blank=True)
+    # Settings that override the batch's for the pending run (a re-run), kept so a re-sent message keeps them.
+    run_options = models.JSONField(default=dict, blank=True)
     truth = models.JSONField(null=True, blank=True)  # known answer (the acta QR), for scoring only
     textract_import = models.FileField(upload_to=original_path, max_length=500, blank=True)
 

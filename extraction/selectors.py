@@ -35,6 +35,11 @@ def batch_status_counts(*, batch: Batch) -> dict[str, int]:
     return counts
 
 
+def batch_unsent_count(*, batch: Batch) -> int:
+    """Queued documents of the batch whose message the broker has not taken (yet): processing is delayed."""
+    return batch.documents.filter(status=Status.QUEUED.value, dispatched_at__isnull=True).count()
+
+
 def audit_batches() -> QuerySet[Batch]:
     return Batch.objects.annotate(
         n_passed=Count("documents", filter=Q(documents__status=Status.PASSED.value))

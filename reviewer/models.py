@@ -110,3 +110,14 @@ class DeskPresence(models.Model):
 
     def __str__(self) -> str:
         return f"{self.user_id} on {self.document_id}"
+
+
+class LoginThrottle(models.Model):
+    """A counter of login attempts (see reviewer.throttle): one row per hashed account, address or device."""
+
+    key = models.CharField(max_length=80, unique=True)
+    count = models.PositiveIntegerField(default=0)
+    expires_at = models.DateTimeField(db_index=True)
+
+    def __str__(self) -> str:
+        return f"{self.key}: {self.count} until {self.expires_at:%H:%M:%S}"

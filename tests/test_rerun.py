@@ -26,9 +26,13 @@ ROLES = ["anonymous", "outsider", "reviewer", "supervisor", "admin"]
 
 @pytest.fixture
 def delays():
-    """The Celery task's .delay calls (document id, options), instead of a broker."""
-    with mock.patch("extraction.tasks.process_document.delay") as delay:
-        yield delay
+    """The document ids handed to the broker (the run's settings live on the document), instead of a broker."""
+    with mock.patch("extraction.tasks.process_document.apply_async") as send:
+        yield send
+
+
+def sent_ids(send) -> list[int]:
+    return [c.args[0][0] for c in send.call_args_list]
 
 
 def mixed_batch():
@@ -76,8 +80,9 @@ def test_rerunning_failed_documents_queues_only_those_with_the_new_settings(user
     with django_capture_on_commit_callbacks(execute=True):
         result = rerun.batch_rerun(batch=batch, user=users["admin"], scope="failed", options=options)
     assert result.queued == [docs["failed"].id] and result.skipped == 0  # the duplicate is never re-run
-    delays.assert_called_once_with(docs["failed"].id, options)
+    assert sent_ids(delays) == [docs["failed"].id]
     assert Document.objects.get(pk=docs["failed"].id).status == "queued"
+    assert Document.objects.get(pk=docs["failed"].id).run_options == options  # a re-sent message keeps them
     event = ReviewEvent.objects.get(kind="rerun")
     assert event.user == users["admin"] and event.after["options"] == options and event.before["status"] == "failed"
 
@@ -88,7 +93,8 @@ def test_rerunning_a_whole_batch_takes_every_finished_document_and_resets_review
     with django_capture_on_commit_callbacks(execute=True):
         result = rerun.batch_rerun(batch=batch, user=users["admin"], scope="all", options={})
     assert sorted(result.queued) == sorted(docs[k].id for k in ("passed", "flagged", "failed"))
-    assert {c.args for c in delays.call_args_list} == {(i, None) for i in result.queued}
+    assert sorted(sent_ids(delays)) == sorted(result.queued)
+    assert list(Document.objects.filter(pk__in=result.queued).values_list("run_options", flat=True)) == [{}] * 3
     flagged = Document.objects.get(pk=docs["flagged"].id)
     assert (flagged.status, flagged.review_status) == ("queued", "unreviewed")
     assert Document.objects.get(pk=docs["processing"].id).status == "processing"  # never taken from a worker
@@ -113,9 +119,10 @@ def test_a_real_acta_rerun_adds_an_extraction_and_keeps_the_first_for_comparison
 
     with django_capture_on_commit_callbacks(execute=True):
         rerun.batch_rerun(batch=batch, user=users["admin"], scope="flagged", options={"max_rounds": 2})
-    (doc_id, options), _ = delays.call_args
-    assert (doc_id, options) == (doc.id, {"max_rounds": 2})
-    assert document_process(document_id=doc.id, options=options) == "flagged"
+    assert sent_ids(delays) == [doc.id]
+    doc.refresh_from_db()
+    assert doc.run_options == {"max_rounds": 2}
+    assert document_process(document_id=doc.id) == "flagged"
 
     runs = list(Extraction.objects.filter(document=doc).order_by("started_at", "id"))
     assert len(runs) == 2 and runs[0].pk == first.pk and runs[0].answer == first_answer

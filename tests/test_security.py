@@ -163,3 +163,21 @@ def test_a_document_telling_the_reader_to_pass_it_changes_no_status(db, tmp_path
                                     files=[IncomingFile(path.name, path)])
     doc = batch.documents.get()
     assert document_process(document_id=doc.id) == "flagged"
+
+
+def test_pages_for_logged_in_users_are_private_to_their_browser(world, users):
+    client = Client()
+    client.force_login(users[A])
+    for url in (reverse("batch_list"), reverse("desk_document", args=[world["flagged"].id])):
+        assert "private" in client.get(url)["Cache-Control"], url
+    image = client.get(reverse("desk_page_image", args=[world["flagged"].id, 1]))
+    assert image["Cache-Control"].replace(" ", "") in ("private,max-age=3600", "max-age=3600,private")
+
+
+def test_every_response_carries_a_strict_content_security_policy(world, users):
+    client = Client()
+    client.force_login(users[R])
+    for url in (reverse("login"), reverse("queue"), reverse("desk_document", args=[world["flagged"].id])):
+        policy = client.get(url)["Content-Security-Policy"]
+        assert "default-src 'none'" in policy and "script-src 'self'" in policy and "style-src 'self'" in policy
+        assert "unsafe" not in policy and "frame-ancestors 'none'" in policy

@@ -9,7 +9,7 @@ from typing import Any
 from pydantic import BaseModel, ConfigDict
 
 from extraction.doctypes.acta_layout import CANDIDATES, PARTIES, ROWS
-from extraction.doctypes.base import DocumentType, FieldGroup, Proved, fields_group, table_group
+from extraction.doctypes.base import Count, DocumentType, FieldGroup, Proved, fields_group, table_group
 from extraction.ocr.blocks import BBox, BlockType, OcrBlock
 from extraction.proofs import block_index, resolve_field
 from extraction.rules import (
@@ -420,6 +420,11 @@ def group_fields(answer: dict[str, Any]) -> list[FieldGroup]:
     ]
 
 
+# Reviewers correct what was read: the id, the counts and their words. Party names are the printed form
+# itself (rows_layout checks them), never a reviewer's input.
+EDITABLE = {"acta_id": str, "rows[*].votes": Count, "rows[*].votes_words": str,
+            **{key: Count for key, _ in TOTALS}, **{f"{key}_words": str for key, _ in TOTALS}}
+
 DOCTYPE = DocumentType(
     name="acta",
     label="Election tally sheet (acta)",
@@ -430,4 +435,5 @@ DOCTYPE = DocumentType(
     needs_llm=False,  # the offline template reader fills it; the LLM is the fallback
     word_numbers=True,
     group_fields=group_fields,
+    editable=EDITABLE,
 )

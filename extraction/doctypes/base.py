@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import json
 import re
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from decimal import Decimal
 from typing import Annotated, Any, Generic, Literal, NamedTuple, TypeVar
@@ -21,11 +21,15 @@ from extraction.rules import (
     iter_fields,
     loc_to_path,
     parse_number,
+    proved_paths,
+    set_field,
 )
 
 __all__ = [
     "Amount",
     "CellProof",
+    "Count",
+    "EditRefused",
     "DocumentType",
     "FieldGroup",
     "FieldItem",
@@ -126,6 +130,10 @@ Amount = Annotated[
     PlainSerializer(_amount_json, return_type=int | float, when_used="json"),
 ]
 
+# A count of things (votes, pieces): a whole number, never negative. For reviewers' edits (`editable`); the
+# model's answers keep the schema's plain int so that a negative count is a rule the loop can feed back.
+Count = Annotated[int, Field(ge=0)]
+
 # --- the desk's view ---------------------------------------------------------------------------------
 
 
@@ -215,6 +223,14 @@ def _default_groups(answer: dict[str, Any]) -> list[FieldGroup]:
     ]
 
 
+class EditRefused(ValueError):
+    """A reviewer's edit the document type does not allow; the message is for the reviewer."""
+
+
+def _pattern(path_pattern: str) -> re.Pattern[str]:
+    return re.compile(re.escape(path_pattern).replace(r"\[\*\]", r"\[\d+\]"))
+
+
 # --- the type itself ---------------------------------------------------------------------------------
 
 
@@ -230,6 +246,33 @@ class DocumentType:
     needs_llm: bool = True  # False when an offline reader can fill the answer
     word_numbers: bool = False  # Spanish digit words in a cited line count as support for numbers
     group_fields: Callable[[dict[str, Any]], list[FieldGroup]] = _default_groups
+    # What a reviewer may correct: path patterns of proved fields ("rows[*].votes") and the type each new
+    # value must have. Empty: every proved field, checked by the schema alone.
+    editable: Mapping[str, Any] = field(default_factory=dict)
+
+    def edit_answer(self, answer: dict[str, Any], path: str, raw: str | None) -> dict[str, Any]:
+        """The answer with the field at `path` set to a reviewer's text, checked against what the type
+        declares editable and the field's type, then parsed by the schema. EditRefused says why not."""
+        if path not in proved_paths(answer):
+            raise EditRefused(f"{path!r} cannot be corrected: it is not one of this document's values.")
+        kind = Any
+        if self.editable:
+            kind = next((k for pattern, k in self.editable.items() if _pattern(pattern).fullmatch(path)), None)
+            if kind is None:
+                raise EditRefused(f"{path!r} cannot be corrected: it is part of the printed form, not a value read "
+                                  "from it.")
+        text = (raw or "").strip()
+        if text:
+            try:
+                pydantic.TypeAdapter(kind).validate_python(text)
+            except pydantic.ValidationError as err:
+                reason = err.errors(include_url=False)[0]["msg"]
+                raise EditRefused(f"{text!r} is not a valid value for this field ({reason}).") from None
+        try:
+            return self.parse_answer(set_field(answer, path, text or None))
+        except AnswerParseError as err:
+            detail = str(err).split(": ", 1)[-1]
+            raise EditRefused(f"{text!r} is not a valid value for this field ({detail}).") from None
 
     def field_groups(self, answer: dict[str, Any]) -> list[FieldGroup]:
         return self.group_fields(answer)

@@ -18,11 +18,11 @@ from django.db import transaction
 from django.db.models import F, Q
 from django.utils import timezone
 
+from extraction.doctypes.base import EditRefused
 from extraction.doctypes.registry import get_doctype
-from extraction.loop import AnswerParseError
 from extraction.models import Block, Document, Extraction, FieldValue, ReviewEvent, Violation
 from extraction.prompt import render_prompt
-from extraction.rules import RuleContext, get_field, make_validator, set_field
+from extraction.rules import RuleContext, get_field, get_value, make_validator
 from extraction.rules import Violation as RuleViolation
 from extraction.services.extract import ocr_pages_of, violations_save
 from extraction.services.transitions import document_review_transition, document_transition
@@ -187,16 +187,13 @@ def document_next(*, user, batch_id: int | None = None, rule: str | None = None)
 
 
 def _parse_value(*, doctype, answer: dict, path: str, raw: str | None) -> tuple[dict, Any]:
-    """The answer with `path` set to the reviewer's text parsed to the field's type (the schema decides)."""
-    text = (raw or "").strip()
-    candidate = set_field(answer, path, text if text else None)
+    """The answer with `path` set to the reviewer's text: only a field the type declares editable, the value
+    checked by its field's type and parsed by the schema."""
     try:
-        parsed = doctype.parse_answer(candidate)
-    except AnswerParseError as err:
-        detail = str(err).split(": ", 1)[-1]
-        raise InvalidValue(f"{text!r} is not a valid value for this field ({detail}).") from None
-    node = get_field(parsed, path)
-    return parsed, node.get("value") if isinstance(node, dict) else node
+        parsed = doctype.edit_answer(answer, path, raw)
+    except EditRefused as err:
+        raise InvalidValue(str(err)) from None
+    return parsed, get_value(parsed, path)
 
 
 def _revalidate(*, document: Document, extraction: Extraction, answer: dict, ctx: RuleContext | None = None
@@ -227,11 +224,7 @@ def field_edit(*, document_id: int, user, path: str, raw_value: str | None, expe
         if extraction is None or not extraction.answer:
             raise NotEditable("This document has no extracted answer to correct.")
         doctype = get_doctype(extraction.doctype or document.batch.doctype)
-        try:
-            before_node = get_field(extraction.answer, path)
-        except KeyError:
-            raise InvalidValue(f"There is no field {path!r} in this document.") from None
-        before = before_node.get("value") if isinstance(before_node, dict) else before_node
+        before = get_value(extraction.answer, path)
         answer, value = _parse_value(doctype=doctype, answer=extraction.answer, path=path, raw=raw_value)
         Extraction.objects.filter(pk=extraction.pk).update(answer=answer)
         updated = FieldValue.objects.filter(extraction=extraction, path=path).update(value=value, corrected=True)

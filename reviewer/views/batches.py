@@ -45,7 +45,14 @@ def batch_upload(request: HttpRequest) -> HttpResponse:
         form = UploadForm(request.POST, request.FILES)
         if form.is_valid():
             batch = _create_batch(request, form)
-            messages.success(request, f"Batch {batch.name} created; its documents are queued.")
+            unsent = selectors.batch_unsent_count(batch=batch)
+            if unsent:
+                messages.warning(
+                    request, f"Batch {batch.name} was created and every file is kept, but the task queue did not "
+                    f"answer, so processing of its {unsent} queued document{'s' if unsent != 1 else ''} is delayed. "
+                    "They are sent on their own within a minute of the queue coming back: do not upload them again.")
+            else:
+                messages.success(request, f"Batch {batch.name} created; its documents are queued.")
             return redirect("batch_detail", batch_id=batch.id)
     else:
         form = UploadForm()
