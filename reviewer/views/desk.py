@@ -252,8 +252,8 @@ def _edit_failed(request: HttpRequest, document_id: int, path: str, err: review.
         return _fields_response(request, document, focus=path, notice=str(err))
     ctx = _desk_context(request, document, editing=path)
     item = _find_item(ctx["groups"], path)
-    if item is None:
-        return _fields_response(request, document, notice=str(err))
+    if item is None:  # a field the form never offered: say so where the decisions are shown
+        return _decision_failed(request, document_id, err)
     response = render(request, "desk/document.html#edit_form",
                       {**ctx, "f": item, "edit_error": str(err), "edit_raw": raw, "version": version or 0})
     response["HX-Retarget"] = f"#{fid(path)}"
