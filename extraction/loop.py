@@ -1,8 +1,14 @@
 """The validation loop (pure): extract, validate, feed the broken rules back, keep the best round.
 
 It knows nothing of documents, Django or LLMs: `extract` and `validate` are callables. Each round sees
-only the previous answer and its broken rules (not a growing history), which keeps prompts short and
-stops the model from arguing with its own past.
+only the previous answer and the broken rules still worth asking about (not a growing history), which keeps
+prompts short and stops the model from arguing with its own past. From round 2 `extract` may return a
+`Patch` of the previous answer (only the fields it changes): the loop merges it and validates the whole.
+
+A broken rule that comes back unchanged after it was fed back has survived a re-read: the model looked
+again and kept its answer (the cited text still shows another value, the page does not print the field, the
+sheet itself does not add up). It is not asked again; when nothing else is left, the loop stops and people
+decide.
 """
 
 from __future__ import annotations
@@ -11,6 +17,7 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from typing import Any, Literal, Protocol
 
+from extraction.patches import Patch, apply_patch, patch_violations
 from extraction.rules import Violation
 
 __all__ = [
@@ -43,12 +50,17 @@ class Attempt:
 
     round: int
     previous_answer: Any = None
-    previous_violations: tuple[Violation, ...] = ()
+    previous_violations: tuple[Violation, ...] = ()  # only those worth asking about again
     previous_raw: Any = None  # the unparsed reply, when the previous answer could not be parsed
 
     @property
     def is_retry(self) -> bool:
         return self.round > 1
+
+    @property
+    def involved(self) -> tuple[str, ...]:
+        """The fields the fed-back rules name, in the order they are first named."""
+        return tuple(dict.fromkeys(f for v in self.previous_violations for f in v.fields))
 
 
 @dataclass
@@ -75,6 +87,8 @@ class LoopResult:
     best: RoundOutcome | None  # None only when no round produced an answer or a parse error
     rounds: list[RoundOutcome]
     error: BaseException | None = None  # set when reason == "error"
+    # broken rules that came back unchanged after being fed back: the model re-read and kept its answer
+    settled: frozenset[tuple[Any, ...]] = frozenset()
 
     @property
     def passed(self) -> bool:
@@ -140,10 +154,6 @@ def _best(rounds: Sequence[RoundOutcome]) -> RoundOutcome | None:
     return min(candidates, key=_rank)
 
 
-def _signature(outcome: RoundOutcome) -> frozenset[tuple[Any, ...]]:
-    return frozenset(v.key for v in outcome.violations)
-
-
 def run_validation_loop(
     extract: Callable[[Attempt], Any],
     validate: Callable[[Any], list[Violation]],
@@ -153,22 +163,28 @@ def run_validation_loop(
 ) -> LoopResult:
     """Run up to `max_rounds` rounds of extract -> validate and return the best round and why it stopped.
 
-    Stops with "passed" (no violations), "stagnated" (the same violations -- code, fields and found -- two
-    rounds in a row), "exhausted" (rounds ran out) or "error" (extract or validate raised something other
-    than AnswerParseError; the exception is carried, the best earlier round kept).
+    Stops with "passed" (no violations), "stagnated" (every broken rule left has survived a re-read: the
+    model was told and kept its answer), "exhausted" (rounds ran out) or "error" (extract or validate raised
+    something other than AnswerParseError; the exception is carried, the best earlier round kept).
     """
     if max_rounds < 1:
         raise ValueError(f"max_rounds must be >= 1, got {max_rounds}")
     rounds: list[RoundOutcome] = []
+    settled: set[tuple[Any, ...]] = set()
     attempt = Attempt(round=1)
     for number in range(1, max_rounds + 1):
         if observer is not None:
             observer.round_started(number, attempt)
         outcome = RoundOutcome(number=number)
         try:
-            outcome.answer = extract(attempt)
-            outcome.raw = outcome.answer
-            outcome.violations = list(validate(outcome.answer))
+            reply = extract(attempt)
+            outcome.raw = reply
+            if isinstance(reply, Patch):
+                outcome.answer = apply_patch(attempt.previous_answer, reply)
+                outcome.violations = [*validate(outcome.answer), *patch_violations(reply)]
+            else:
+                outcome.answer = reply
+                outcome.violations = list(validate(outcome.answer))
         except AnswerParseError as err:
             outcome.answer, outcome.raw, outcome.error = None, err.raw, err
             outcome.violations = [_parse_error_violation(err)]
@@ -177,19 +193,22 @@ def run_validation_loop(
             rounds.append(outcome)
             if observer is not None:
                 observer.round_finished(number, outcome)
-            return LoopResult(reason="error", best=_best(rounds), rounds=rounds, error=err)
+            return LoopResult(reason="error", best=_best(rounds), rounds=rounds, error=err, settled=frozenset(settled))
         rounds.append(outcome)
         if observer is not None:
             observer.round_finished(number, outcome)
 
         if outcome.passed:
-            return LoopResult(reason="passed", best=outcome, rounds=rounds)
-        if len(rounds) >= 2 and _signature(rounds[-2]) == _signature(outcome):
-            return LoopResult(reason="stagnated", best=_best(rounds), rounds=rounds)
+            return LoopResult(reason="passed", best=outcome, rounds=rounds, settled=frozenset(settled))
+        asked = {v.key for v in attempt.previous_violations}
+        settled |= {v.key for v in outcome.violations if v.key in asked and outcome.answer is not None}
+        open_ = tuple(v for v in outcome.violations if v.key not in settled)
+        if not open_:
+            return LoopResult(reason="stagnated", best=_best(rounds), rounds=rounds, settled=frozenset(settled))
         attempt = Attempt(
             round=number + 1,
             previous_answer=outcome.answer,
-            previous_violations=tuple(outcome.violations),
+            previous_violations=open_,
             previous_raw=outcome.raw if outcome.answer is None else None,
         )
-    return LoopResult(reason="exhausted", best=_best(rounds), rounds=rounds)
+    return LoopResult(reason="exhausted", best=_best(rounds), rounds=rounds, settled=frozenset(settled))

@@ -1,14 +1,17 @@
 """Token-sober rendering of OCR pages for the LLM, with short ids that map back to blocks (pure).
 
     # page 1
-    <LINE 1> Invoice 42183017
-    <TABLE 1>
-    | Description | Qty | Amount |
-    | AWS Data Transfer | 1 | 0.01 |
-    </TABLE>
+    L1 Invoice 42183017
+    T1
+    |Description|Qty|Amount
+    |AWS Data Transfer|1|0.01
+    L2 Thank you
 
-- Short ids run across the whole document: LINE 1..N and TABLE 1..M in page order, then reading order
-  (`OcrBlock.order`). Only rendered lines get a number.
+- Short ids run across the whole document: L1..LN for lines and T1..TM for tables, in page order, then
+  reading order (`OcrBlock.order`). Only rendered lines get a number. A line is `L<n> <text>`; a table is its
+  tag `T<t>` on a line of its own, then one row per line, each starting with `|`, cells separated by `|`,
+  no padding and no closing tag (the next `L` or `T` line ends it): the rendering costs little more than
+  the plain text (bench/prompt_tokens.py).
 - A LINE lying inside a TABLE's box is not rendered (the table carries its words); a table sits where its
   first such line would have been. A line whose words the table's cells do not hold is kept, so no text
   is lost when an engine's tables are incomplete.
@@ -29,8 +32,9 @@ from extraction.prompt_doc import PromptDocument
 __all__ = ["PROOF_INSTRUCTIONS", "PromptDocument", "cell_at", "render_prompt"]
 
 PROOF_INSTRUCTIONS = (
-    "The document is given as OCR text. Each line is tagged <LINE n>; each table is tagged <TABLE t> and "
-    "written as rows of | cells |, rows and columns counted from 1 as shown. Answer every field as "
+    "The document is given as OCR text. Each line starts with its id: L12 is LINE 12. A table starts with "
+    "its id on a line of its own (T3 is TABLE 3), then one row per line starting with |, cells separated "
+    "by |, rows and columns counted from 1 as shown. Answer every field as "
     '{"value": ..., "proof": [...]} where proof lists where you read the value: a line '
     '{"type": "LINE", "id": 12}, one word of a line {"type": "WORD", "line": 5, "value": "4°C"}, '
     'a whole table {"type": "TABLE", "id": 3}, or one table cell '
@@ -52,13 +56,12 @@ def render_prompt(pages: list[OcrPage]) -> PromptDocument:
         for unit in _units(page.blocks):
             if unit.type is BlockType.TABLE:
                 table_ids[len(table_ids) + 1] = unit.id
-                out.append(f"<TABLE {len(table_ids)}>")
+                out.append(f"T{len(table_ids)}")
                 cells = [b for b in page.blocks if b.type is BlockType.CELL and b.parent == unit.id]
                 out += _table_rows(cells)
-                out.append("</TABLE>")
             else:
                 line_ids[len(line_ids) + 1] = unit.id
-                out.append(f"<LINE {len(line_ids)}> {_clean(unit.text)}")
+                out.append(f"L{len(line_ids)} {_clean(unit.text)}")
     return PromptDocument(text="\n".join(out), line_ids=line_ids, table_ids=table_ids)
 
 
@@ -109,7 +112,7 @@ def _table_rows(cells: list[OcrBlock]) -> list[str]:
     grid = [[""] * cols for _ in range(rows)]
     for c in placed:
         grid[c.row - 1][c.column - 1] = _clean(c.text).replace("|", "\\|")  # type: ignore[operator]
-    return ["|" + "".join(f" {t} |" if t else " |" for t in row) for row in grid]
+    return ["|" + "|".join(row) for row in grid]
 
 
 def _clean(text: str) -> str:

@@ -9,7 +9,7 @@ from dataclasses import dataclass, field
 class PromptDocument:
     """Text for the model plus the maps from its short ids back to OcrBlock ids.
 
-    Only LINE and TABLE blocks carry short ids in the text (`<LINE 12>`, `<TABLE 3>`); a WORD is
+    Only LINE and TABLE blocks carry short ids in the text (`L12`, `T3`); a WORD is
     named through its LINE and its text, a CELL through its TABLE with row/column.
     """
 

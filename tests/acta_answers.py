@@ -28,8 +28,8 @@ from extraction.feedback import DATA_CLOSE, DATA_OPEN
 
 TOTAL_KEYS = ("valid_votes", "null_votes", "total_votes")
 TOTAL_LABELS = {"valid_votes": "VOTOS VALIDOS", "null_votes": "VOTOS NULOS", "total_votes": "TOTAL VOTOS"}
-_LINE = re.compile(r"^<LINE (\d+)> ?(.*)$")
-_TABLE = re.compile(r"^<TABLE (\d+)>$")
+_LINE = re.compile(r"^L(\d+) ?(.*)$")
+_TABLE = re.compile(r"^T(\d+)$")
 _CELL_SPLIT = re.compile(r"(?<!\\)\|")
 # Letters an OCR engine reads for digits inside a number.
 _AS_DIGIT = str.maketrans({"O": "0", "o": "0", "D": "0", "Q": "0", "I": "1", "l": "1", "|": "1", "i": "1",
@@ -87,11 +87,48 @@ def _texts(messages: list[dict[str, Any]]) -> list[str]:
 
 
 def feedback_of(body: dict[str, Any]) -> str:
-    """The feedback message of a retry (the last user message after the assistant's answer), or ''."""
+    """The feedback message of a retry (the last message, when it follows the document), or ''."""
     messages = body.get("messages", [])
-    if len(messages) < 4:
+    if len(messages) < 3:
         return ""
     return "\n".join(_texts(messages[-1:]))
+
+
+def patch_fields(body: dict[str, Any]) -> list[str] | None:
+    """The fields a retry asks to be answered as changes (extraction/patches.py), or None when the request
+    wants the whole answer: from the round's schema when it has one, else from the feedback's field list."""
+    fmt = body.get("response_format") or {}
+    schema = (fmt.get("json_schema") or {}).get("schema") or {}
+    items = schema.get("properties", {}).get("changes", {}).get("items", {})
+    enum = items.get("properties", {}).get("field", {}).get("enum")
+    if enum:
+        return list(enum)
+    feedback = feedback_of(body)
+    if '{"changes": [' not in feedback:
+        return None
+    listed = feedback.split("as you answered them", 1)[-1]
+    fields: list[str] = []
+    for line in listed.splitlines():
+        m = re.match(r"^([\w.\[\]]+?)(?:\[(\d+)\.\.(\d+)\](\S*))? = ", line)
+        if not m:
+            continue
+        if m.group(2):  # rows[0..37].votes
+            fields += [f"{m.group(1)}[{i}]{m.group(4)}" for i in range(int(m.group(2)), int(m.group(3)) + 1)]
+        else:
+            fields.append(m.group(1))
+    return fields
+
+
+def as_patch(answer: dict[str, Any], previous: dict[str, Any], fields: list[str]) -> dict[str, Any]:
+    """A whole answer as the changes it makes to `previous` on `fields` (what a model sends in a retry)."""
+    from extraction.rules import get_field
+
+    changes = []
+    for path in fields:
+        new, old = get_field(answer, path), get_field(previous, path)
+        if (new.get("value"), new.get("proof")) != (old.get("value"), old.get("proof")):
+            changes.append({"field": path, "value": new.get("value"), "proof": new.get("proof") or []})
+    return {"changes": changes}
 
 
 def parse_prompt(text: str) -> ParsedPrompt:
@@ -100,17 +137,14 @@ def parse_prompt(text: str) -> ParsedPrompt:
     row = 0
     for raw in text.splitlines():
         line = raw.strip()
-        if table is not None:
-            if line == "</TABLE>":
-                table = None
-                continue
-            if line.startswith("|"):
-                row += 1
-                cells = [c.strip().replace("\\|", "|") for c in _CELL_SPLIT.split(line.strip("|"))]
-                units = [Unit("CELL", c, table=table, row=row, column=i + 1) for i, c in enumerate(cells)]
-                parsed.rows.append(units)
-                parsed.units += [u for u in units if u.text]
+        if table is not None and line.startswith("|"):  # a row of the open table
+            row += 1
+            cells = [c.strip().replace("\\|", "|") for c in _CELL_SPLIT.split(line[1:])]
+            units = [Unit("CELL", c, table=table, row=row, column=i + 1) for i, c in enumerate(cells)]
+            parsed.rows.append(units)
+            parsed.units += [u for u in units if u.text]
             continue
+        table = None
         if m := _TABLE.match(line):
             table, row = int(m.group(1)), 0
         elif m := _LINE.match(line):

@@ -80,10 +80,13 @@ class ActaModel:
             if self._correct is None:
                 self._correct = aa.correct_answer(aa.data_section(body), self.printed, strict=False)
             answer = self.answer(self._correct, aa.feedback_of(body))
+            fields = aa.patch_fields(body) if self.answers else None
+            # from round 2 a careful model sends only the changes it was asked for, as the request says
+            reply = aa.as_patch(answer, self.answers[-1], fields) if fields is not None else answer
         except Exception:  # a bug in the script shows on the document instead of a dropped connection
             return reply_status(400, openai_error_body(f"scripted model failed: {traceback.format_exc()}"))
         self.answers.append(answer)
-        return reply_json(answer, usage=USAGE)
+        return reply_json(reply, usage=USAGE)
 
     def answer(self, correct: dict[str, Any], feedback: str) -> dict[str, Any]:
         if self.kind == "right":

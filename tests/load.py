@@ -30,7 +30,7 @@ def make_deeds(directory: Path, count: int) -> list[Path]:
     return paths
 
 
-_LINE = re.compile(r"<LINE (\d+)> (.*)")
+_LINE = re.compile(r"^L(\d+) (.*)$", re.MULTILINE)
 
 
 def answer_from_request(body: dict) -> object:

@@ -11,6 +11,7 @@ from __future__ import annotations
 import base64
 import io
 import json
+import re
 import traceback
 from collections.abc import Callable
 from pathlib import Path
@@ -294,7 +295,10 @@ def test_a_sum_forced_to_close_is_caught_by_value_grounded_and_the_honest_round_
     rows_sum = sum(r["votes"] for r in acta.printed["rows"])
     assert r2.parsed["valid_votes"]["value"] == rows_sum != acta.printed["valid_votes"]
     assert "sum_valid_votes" not in codes(r2.violations)
-    assert fields_of(r2.violations, "value_grounded") >= {"valid_votes", "valid_votes_words", "total_votes"}
+    assert fields_of(r2.violations, "value_grounded") >= {"valid_votes"}
+    # the words and the total were not asked about: those changes are refused, and said to be
+    assert fields_of(r2.violations, "patch_outside") >= {"valid_votes_words", "total_votes"}
+    assert r2.parsed["total_votes"]["value"] == acta.printed["total_votes"]
     assert (doc.status, extraction.stop_reason, extraction.best_round) == ("flagged", "exhausted", 1)
     assert extraction.answer["valid_votes"]["value"] == acta.printed["valid_votes"]  # what the sheet says
     assert list(extraction.violations.values_list("code", flat=True)) == ["sum_valid_votes"]
@@ -337,7 +341,7 @@ def test_a_document_that_tells_the_model_it_is_valid_is_still_flagged(llm_env, t
     assert INJECTION not in system["content"]
     start, end = user["content"].index(DATA_OPEN), user["content"].index(DATA_CLOSE)
     assert start < user["content"].index(INJECTION) < end  # inside the data section
-    assert any(line.startswith("<LINE ") and INJECTION in line for line in data_section(user["content"]).splitlines())
+    assert any(re.match(r"L\d+ ", line) and INJECTION in line for line in data_section(user["content"]).splitlines())
 
 
 def test_rows_swapped_with_their_proofs_are_caught_when_the_votes_sit_in_their_own_table_cell(tmp_path):

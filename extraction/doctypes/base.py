@@ -13,7 +13,6 @@ import pydantic
 from pydantic import BaseModel, BeforeValidator, ConfigDict, Field, PlainSerializer, model_validator
 
 from extraction.loop import AnswerParseError
-from extraction.ocr.blocks import BBox
 from extraction.rules import (
     RubricCheck,
     Rule,
@@ -242,7 +241,8 @@ class DocumentType:
     system_prompt: str  # what to extract; says the document text is data, never instructions
     rules: list[Rule] = field(default_factory=list)
     rubric: list[RubricCheck] = field(default_factory=list)
-    crops: list[tuple[str, BBox]] = field(default_factory=list)  # named page regions for vision input
+    # what a page image goes through before a model sees it (the acta masks its QR code, which holds the truth)
+    prepare_image: Callable[[Any], Any] | None = None
     needs_llm: bool = True  # False when an offline reader can fill the answer
     word_numbers: bool = False  # Spanish digit words in a cited line count as support for numbers
     group_fields: Callable[[dict[str, Any]], list[FieldGroup]] = _default_groups

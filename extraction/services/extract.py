@@ -16,12 +16,12 @@ from django.utils import timezone
 
 from extraction import llm as llm_mod
 from extraction.doctypes.registry import get_doctype
-from extraction.feedback import build_messages
-from extraction.loop import AnswerParseError, Attempt, RoundOutcome, run_validation_loop
+from extraction.loop import Attempt, RoundOutcome, run_validation_loop
 from extraction.models import Block, Document, Extraction, FieldValue, Page, Round, Violation
 from extraction.ocr.blocks import BBox, BlockType, OcrBlock, OcrPage
 from extraction.prompt import render_prompt
 from extraction.proofs import resolve_proofs
+from extraction.reading import round_extractor, round_images
 from extraction.rules import RuleContext, iter_fields, make_validator
 from extraction.services.lease import ClaimLost, Lease
 from extraction.services.transitions import document_transition
@@ -118,7 +118,6 @@ def extraction_run(*, document: Document, options: dict | None = None, lease: Le
     pages = ocr_pages_of(document=document)
     prompt = render_prompt(pages)
     blocks = [b for p in pages for b in p.blocks]
-    ctx = RuleContext(prompt=prompt, blocks=blocks)
     if doctype.name == "acta":
         _record_acta_truth(document=document)
 
@@ -129,6 +128,9 @@ def extraction_run(*, document: Document, options: dict | None = None, lease: Le
              error_message=f"The document type '{doctype.label}' needs an LLM: set LLM_BASE_URL and LLM_MODEL, "
                            "then retry.")
         return Status.FAILED.value
+    # A model that reads only the page images cites no OCR ids: its proofs cannot be checked.
+    text_input = config is None or config.input_mode in ("text", "hybrid")
+    ctx = RuleContext(prompt=prompt if text_input else None, blocks=blocks)
 
     reader = Extraction.Reader.LLM if config else Extraction.Reader.TEMPLATE
     extraction = Extraction.objects.create(
@@ -156,22 +158,21 @@ def extraction_run(*, document: Document, options: dict | None = None, lease: Le
         client = llm_mod.LlmClient(config, deadline=time.monotonic() + config.document_timeout_s)
         if lease is not None:
             lease.on_lost(client.abort)  # a call in flight for a document taken back stops at once
-        images = _images_for(document=document, doctype=doctype, config=config)
-        prompt_text = prompt.text if config.input_mode in ("text", "hybrid") else None
-
-        def extract(attempt: Attempt) -> dict:
-            messages = build_messages(doctype=doctype, prompt_text=prompt_text, images=images, attempt=attempt)
-            recorder.record_request(llm_mod.redact_images(messages))
-            try:
-                reply = client.complete_json(messages=messages, schema=doctype.schema, schema_name=doctype.name)
-            except llm_mod.LlmBadAnswer as err:
-                recorder.reply = err.reply
-                raise AnswerParseError(err.message, err.raw_text) from None
-            recorder.reply = reply
-            return doctype.parse_answer(reply.data)
-
         judge = client.judge if doctype.rubric else None
         validate = make_validator(doctype, ctx, judge=judge)
+        if config.input_mode == "text":
+            images = _no_images
+        else:  # crops locate the involved fields through the prompt even when the rules cannot use it
+            crop_ctx = RuleContext(prompt=prompt, blocks=blocks, word_numbers=ctx.word_numbers)
+            images = round_images(pages=_page_images(document=document, doctype=doctype), ctx=crop_ctx,
+                                  max_side=config.image_max_side)
+
+        def on_reply(reply: Any) -> None:
+            recorder.reply = reply
+
+        extract = round_extractor(
+            client=client, doctype=doctype, prompt_text=prompt.text if text_input else None, images=images,
+            on_request=lambda messages: recorder.record_request(llm_mod.redact_images(messages)), on_reply=on_reply)
         try:
             result = run_validation_loop(extract, validate, max_rounds, observer=recorder)
         finally:
@@ -180,6 +181,10 @@ def extraction_run(*, document: Document, options: dict | None = None, lease: Le
     if lease is not None:
         lease.check()
     return _finish(document=document, extraction=extraction, result=result, ctx=ctx, prompt=prompt, claim=claim)
+
+
+def _no_images(attempt: Attempt) -> list[str]:
+    return []
 
 
 def _end(*, document_id: int, to: Status, claim: int | None, **fields) -> None:
@@ -245,25 +250,18 @@ def violations_save(*, extraction: Extraction, violations) -> None:
     ])
 
 
-def _images_for(*, document: Document, doctype, config: llm_mod.LlmConfig) -> list[str]:
-    if config.input_mode == "text":
-        return []
+def _page_images(*, document: Document, doctype) -> dict[int, Any]:
+    """Every page image in memory, as the model may see it (the type's `prepare_image`, e.g. a QR masked)."""
+    from PIL import Image
+
     from extraction.storage import local_path
 
-    images = []
+    images = {}
     for page in document.pages.order_by("number"):
         with local_path(page.image.name) as path:
-            source: Any = path
-            if doctype.name == "acta":
-                from extraction.acta.qr import mask_qr
-
-                source, _ = mask_qr(path)  # the QR carries the true counts: the model must not read it
-            if doctype.crops:
-                images += [llm_mod.crop_to_data_url(source, box, config.image_max_side) for _, box in doctype.crops]
-            else:
-                images.append(llm_mod.image_to_data_url(source, max_side=config.image_max_side))
-        if doctype.crops:
-            break  # crops name regions of the first page
+            image = Image.open(path)
+            image.load()
+            images[page.number] = doctype.prepare_image(image) if doctype.prepare_image else image
     return images
 
 

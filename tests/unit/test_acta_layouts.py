@@ -178,10 +178,20 @@ def answer_of(reply) -> dict:
     return json.loads(reply.body["choices"][0]["message"]["content"])
 
 
+def merged(previous: dict, reply: dict) -> dict:
+    """The answer a round's reply amounts to: a patch merged into the previous answer, or the reply itself."""
+    if "changes" not in reply:
+        return reply
+    from extraction.patches import apply_patch, parse_patch
+
+    fields = [c["field"] for c in reply["changes"]]
+    return apply_patch(previous, parse_patch(reply, involved=fields, answer=previous))
+
+
 def run(kind: str, layout: str = "classic", seed: int = 31, feedback: tuple[Violation, ...] = ()):
     model = ActaModel(kind, acta(layout).printed, seed=seed)
     first = answer_of(model.step(body_for(layout)))
-    second = answer_of(model.step(body_for(layout, first, feedback or (Violation("x", "m"),))))
+    second = merged(first, answer_of(model.step(body_for(layout, first, feedback or (Violation("x", "m"),)))))
     return model, first, second
 
 
@@ -201,7 +211,7 @@ def test_the_misread_digit_model_misreads_one_row_then_corrects_it_only_when_tol
 
 
 def test_the_forced_sum_model_drops_a_digit_then_adds_the_missing_votes_to_another_row():
-    told = (Violation("sum_valid_votes", "m", fields=("valid_votes",)),)
+    told = (Violation("sum_valid_votes", "m", fields=(*(f"rows[{i}].votes" for i in range(38)), "valid_votes")),)
     model, first, second = run("forced_sum", feedback=told)
     printed = acta("classic").printed
     assert sum(counts(first)) < printed["valid_votes"]

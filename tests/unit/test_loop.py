@@ -263,3 +263,62 @@ def test_suspicion_counts_the_fewest_wrong_fields_that_explain_the_broken_rules(
     assert suspicion(one_misread(3)) == 1  # the twin and the sum are explained by the ungrounded digit
     assert suspicion([broken("x", fields=("a",)), broken("y", fields=("b",)), broken("sum", fields=("c", "d"))]) == 3
     assert suspicion([broken("parse", fields=())]) == 1  # the whole answer
+
+
+# --- patches and rules that survived a re-read ------------------------------------------------------------
+
+
+def proved_answer(**values):
+    return {k: {"value": v, "proof": [{"type": "LINE", "id": 1}]} for k, v in values.items()}
+
+
+def test_a_patch_is_merged_into_the_previous_answer_and_the_whole_is_validated():
+    from extraction.patches import Patch
+
+    first = proved_answer(total=10, tax=2)
+    fix = Patch(changes={"total": {"value": 12, "proof": [{"type": "LINE", "id": 4}]}})
+    seen = []
+
+    def validate(answer):
+        seen.append(answer)
+        return [] if answer["total"]["value"] == 12 else [broken("sum", found=answer["total"]["value"])]
+
+    result = run_validation_loop(Script(first, fix), validate, 3)
+    assert result.reason == "passed" and result.best.number == 2
+    assert result.answer == {"total": {"value": 12, "proof": [{"type": "LINE", "id": 4}]}, "tax": first["tax"]}
+    assert seen[1]["tax"] == first["tax"]  # untouched fields come from the previous answer
+
+
+def test_a_patch_naming_a_field_nobody_asked_about_breaks_a_rule_and_is_not_applied():
+    from extraction.patches import Patch
+
+    first = proved_answer(total=10, tax=2)
+    stray = Patch(changes={}, outside=("tax",))
+    table_of = lambda answer: [broken("sum", found=answer["total"]["value"])]  # noqa: E731
+    result = run_validation_loop(Script(first, stray, first), table_of, 3)
+    codes = [v.code for v in result.rounds[1].violations]
+    assert "patch_outside" in codes and result.rounds[1].answer["tax"]["value"] == 2
+
+
+def test_a_rule_that_survives_a_re_read_is_not_asked_again():
+    script = Script({"id": "a"}, {"id": "b"}, {"id": "c"})
+    kept = broken("value_grounded", found="0056", fields=("rows[3].votes",))
+    other_1 = broken("sum", found=300, fields=("valid_votes",))
+    other_2 = broken("sum", found=301, fields=("valid_votes",))
+    table = {"a": [kept, other_1], "b": [kept, other_2], "c": [kept]}
+    result = run_validation_loop(script, validate_by_table(table), 3)
+    # round 2 still broke `kept` after being told: round 3 is asked about the sum only
+    assert [v.code for v in script.attempts[2].previous_violations] == ["sum"]
+    assert result.reason == "stagnated" and kept.key in result.settled
+
+
+def test_a_round_where_every_broken_rule_was_re_read_stops_the_loop():
+    same = [broken("line_total", found=10)]
+    script = Script({"id": "a"}, {"id": "b"}, {"id": "c"})
+    result = run_validation_loop(script, validate_by_table({"a": same, "b": list(same), "c": []}), 3)
+    assert result.reason == "stagnated" and len(result.rounds) == 2 and result.settled == {same[0].key}
+
+
+def test_the_attempt_names_the_involved_fields_in_order():
+    attempt = Attempt(round=2, previous_violations=(broken("x", fields=("b", "a")), broken("y", fields=("a", "c"))))
+    assert attempt.involved == ("b", "a", "c")

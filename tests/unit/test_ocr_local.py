@@ -341,7 +341,7 @@ def test_auto_reads_text_pages_from_the_pdf_and_scanned_pages_with_the_scan_engi
     rendered = render_document(source=mixed, kind="pdf", out_dir=tmp_path / "pages", dpi=50)
     stub = _StubScanEngine()
     document = SourceDocument(mixed, "pdf", [r.as_page_image() for r in rendered])
-    pages = AutoEngine(scan_engine=stub).read(document)
+    pages = AutoEngine(scan_engine=stub, images=False).read(document)  # images in a page: test_ocr_embedded
     assert [(p.number, p.engine) for p in pages] == [(1, "pdf-text"), (2, "stub")]
     assert stub.seen == [rendered[1].path]
     assert {b.page for b in pages[1].blocks} == {2}

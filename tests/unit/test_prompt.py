@@ -62,14 +62,13 @@ def test_a_small_invoice_renders_lines_and_one_table_with_rows(invoice_page):
     assert isinstance(doc, PromptDocument)
     assert doc.text == "\n".join([
         "# page 1",
-        "<LINE 1> Invoice 42183017",
-        "<LINE 2> Date: 03 Aug 2014",
-        "<TABLE 1>",
-        "| Description | Qty | Amount |",
-        "| AWS Data Transfer | 1 | 0.01 |",
-        "| Total | | 0.01 |",
-        "</TABLE>",
-        "<LINE 3> Thank you | bye",
+        "L1 Invoice 42183017",
+        "L2 Date: 03 Aug 2014",
+        "T1",
+        "|Description|Qty|Amount",
+        "|AWS Data Transfer|1|0.01",
+        "|Total||0.01",
+        "L3 Thank you | bye",
     ])
 
 
@@ -102,30 +101,30 @@ def test_a_table_takes_the_place_of_its_first_line_even_when_it_is_ordered_last(
         if b.id == "t1":
             b.order = 99
     doc = render_prompt([invoice_page])
-    assert doc.text.index("<TABLE 1>") < doc.text.index("Thank you")
+    assert doc.text.index("\nT1\n") < doc.text.index("Thank you")
 
 
 def test_a_line_in_a_table_box_whose_words_no_cell_holds_is_kept(invoice_page):
     invoice_page.blocks.append(line("l-stamp", "PAID", (0.6, 0.45, 0.1, 0.03), order=6))
     doc = render_prompt([invoice_page])
-    assert "<LINE 3> PAID" in doc.text and doc.line_ids[3] == "l-stamp"
+    assert "\nL3 PAID" in doc.text and doc.line_ids[3] == "l-stamp"
 
 
 def test_a_table_without_cells_does_not_swallow_its_lines(invoice_page):
     invoice_page.blocks = [b for b in invoice_page.blocks if b.type is not BlockType.CELL]
     doc = render_prompt([invoice_page])
-    assert "<LINE 4> AWS Data Transfer 1 0.01" in doc.text
-    assert "<TABLE 1>\n</TABLE>" in doc.text
+    assert "\nL4 AWS Data Transfer 1 0.01" in doc.text
+    assert doc.text.endswith("T1") or "\nT1\nL" in doc.text  # a table without rows
 
 
 def test_ids_run_on_across_pages():
     doc = render_prompt(textract_pages("multi-page-tables"))
     first, second = doc.text.split("# page 2")
-    lines_one = [int(n) for n in re.findall(r"<LINE (\d+)>", first)]
-    lines_two = [int(n) for n in re.findall(r"<LINE (\d+)>", second)]
+    lines_one = [int(n) for n in re.findall(r"^L(\d+) ", first, flags=re.M)]
+    lines_two = [int(n) for n in re.findall(r"^L(\d+) ", second, flags=re.M)]
     assert lines_one + lines_two == list(range(1, len(doc.line_ids) + 1))
     assert lines_one and lines_two
-    assert re.findall(r"<TABLE (\d+)>", second) == ["3", "4"]
+    assert re.findall(r"^T(\d+)$", second, flags=re.M) == ["3", "4"]
     assert "Page 2 - Value 1.1.1" in second and "Page 2 - Value 1.1.1" not in first
 
 
@@ -135,10 +134,12 @@ def test_the_paystub_renders_every_table_as_rows_and_no_table_line_twice():
     blocks = {b.id: b for b in pages[0].blocks}
     assert len(doc.table_ids) == 7 and set(doc.table_ids) == set(range(1, 8))
     assert all(blocks[i].type is BlockType.TABLE for i in doc.table_ids.values())
-    assert "| Regular | 10.00 | 32.00 | 320.00 | 16,640.00 |" in doc.text
-    assert "| | Net Pay | $291.90 | |" in doc.text
-    assert "<LINE" not in "".join(re.findall(r"<TABLE \d+>.*?</TABLE>", doc.text, flags=re.S))
-    rendered_lines = dict(re.findall(r"<LINE (\d+)> (.*)", doc.text))
+    assert "|Regular|10.00|32.00|320.00|16,640.00" in doc.text
+    assert "||Net Pay|$291.90|" in doc.text
+    # a table's rows all start with |, so no line tag hides among them
+    rows = re.findall(r"^T\d+\n((?:\|.*\n?)*)", doc.text, flags=re.M)
+    assert rows and all(r.startswith("|") for block in rows for r in block.splitlines())
+    rendered_lines = dict(re.findall(r"^L(\d+) (.*)$", doc.text, flags=re.M))
     for short, block_id in doc.line_ids.items():  # every tag names the block whose text follows it
         assert blocks[block_id].type is BlockType.LINE and blocks[block_id].text == rendered_lines[str(short)]
     assert "Regular" not in rendered_lines.values()  # carried by the earnings table only
@@ -154,16 +155,16 @@ def test_the_paystub_renders_every_table_as_rows_and_no_table_line_twice():
 
 def test_the_paystub_reads_the_earnings_table_before_the_deductions_and_the_check_last():
     text = render_prompt(textract_pages("paystub")).text
-    assert text.index("Earnings Statement") < text.index("| Regular |") < text.index("Federal Income Tax")
+    assert text.index("Earnings Statement") < text.index("|Regular|") < text.index("Federal Income Tax")
     assert text.index("Federal Income Tax") < text.index("TWO HUNDRED NINETY-ONE AND 90/100 DOLLARS")
 
 
 def test_a_spanning_cell_is_rendered_once_in_its_top_left_slot():
     doc = render_prompt(textract_pages("merged-cells"))
-    table = doc.text[doc.text.index("<TABLE 3>"):]
+    table = doc.text[doc.text.index("\nT3\n") + 1:]
     rows = table.splitlines()[1:]
-    assert rows[2] == "| Monday, February 28, 2022 | 1 | 3 | $ 40.00 | $ 120.00 |"
-    assert rows[3] == "| | 2 | 5 | $ 10.00 | $ 50.00 |"
+    assert rows[2] == "|Monday, February 28, 2022|1|3|$ 40.00|$ 120.00"
+    assert rows[3] == "||2|5|$ 10.00|$ 50.00"
     assert table.count("Monday, February 28, 2022") == 1
 
 
@@ -172,7 +173,7 @@ def test_a_pipe_inside_a_cell_is_escaped_so_the_columns_still_count(invoice_page
         if b.id == "c21":
             b.text = "Data | Transfer"
     doc = render_prompt([invoice_page])
-    assert "| Data \\| Transfer | 1 | 0.01 |" in doc.text
+    assert "|Data \\| Transfer|1|0.01" in doc.text
 
 
 def test_the_proof_instructions_name_every_kind_of_reference():
