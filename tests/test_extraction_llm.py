@@ -161,6 +161,20 @@ def test_a_misread_five_in_round_one_is_corrected_in_round_two_and_the_document_
         image = Image.open(io.BytesIO(base64.b64decode(url.split(",", 1)[1])))
         assert decode_qr(image) is None
     assert doc.truth and doc.truth["counts"][row] == printed_votes
+    # round 2 asks about the involved fields only, for a patch, and shows the band of the page around them
+    retry = llm_env.bodies[1]
+    assert retry["response_format"]["json_schema"]["name"] == "acta_changes"
+    asked = retry["response_format"]["json_schema"]["schema"]["properties"]["changes"]["items"]["properties"]
+    assert f"rows[{row}].votes" in asked["field"]["enum"] and "acta_id" not in asked["field"]["enum"]
+    ask = retry["messages"][-1]["content"]
+    assert retry["messages"][-1]["role"] == "user" and f"rows[{row}].votes = " in ask and "acta_id =" not in ask
+    whole = Image.open(io.BytesIO(base64.b64decode(sent[0].split(",", 1)[1])))
+    crops = [p["image_url"]["url"] for p in retry["messages"][1]["content"] if p["type"] == "image_url"]
+    crop = Image.open(io.BytesIO(base64.b64decode(crops[0].split(",", 1)[1])))
+    # one band across the page's width (the sum rule involves every row: the band holds the table, not
+    # the header, the signatures or the QR)
+    assert len(crops) == 1 and crop.height / crop.width < 0.75 * whole.height / whole.width
+    assert decode_qr(crop) is None
     # the corrected value's proof lies on its party's printed row
     field = FieldValue.objects.get(extraction=extraction, path=f"rows[{row}].votes")
     assert field.value == printed_votes and field.proofs
@@ -183,6 +197,9 @@ def test_the_same_broken_answer_twice_stops_as_stagnated_and_keeps_the_first_rou
     assert rounds[0].violations == rounds[1].violations
     stored = set(extraction.violations.values_list("code", flat=True))
     assert stored == codes(rounds[0].violations) >= {"row_digits_words_mismatch", "value_grounded"}
+    # the reviewer is told the model was asked and kept its answer
+    assert all("read this again when told and kept its answer" in m
+               for m in extraction.violations.values_list("message", flat=True))
 
 
 def test_exhausted_rounds_keep_the_best_round_not_the_last(llm_env, tmp_path):
@@ -364,3 +381,33 @@ def test_rows_swapped_with_their_proofs_are_caught_when_the_votes_sit_in_their_o
     broken = validate(swap_rows(answer, a, b, with_proofs=True))  # PSUV's votes read from another party's row
 
     assert {f for v in broken if v.code == "row_proof_party" for f in v.fields} >= {"rows[0].votes"}
+
+
+def test_a_model_that_reads_only_the_page_images_is_not_asked_for_ocr_proofs(llm_env, tmp_path, monkeypatch):
+    monkeypatch.setenv("LLM_INPUT", "vision")
+    acta, path = acta_pdf(tmp_path, seed=12)
+
+    def right_without_proofs(body: dict[str, Any]):
+        # the vision request carries no OCR text, so the scripted reader answers what is printed, uncited
+        answer = counts_only(acta.printed)
+        return reply_json(answer, usage=USAGE)
+
+    llm_env.script(right_without_proofs)
+    doc = process(path)
+
+    extraction = only_extraction(doc)
+    assert (doc.status, extraction.stop_reason) == ("passed", "passed")
+    user = llm_env.bodies[0]["messages"][1]["content"]
+    assert [p["type"] for p in user] == ["text", "image_url"] and DATA_OPEN not in json.dumps(user)
+
+
+def counts_only(printed: dict) -> dict:
+    def f(value):
+        return {"value": value, "proof": []}
+
+    answer = {"acta_id": f(printed["acta_id"]),
+              "rows": [{"party": r["party"], "votes": f(r["votes"]), "votes_words": f(r["votes_words"])}
+                       for r in printed["rows"]]}
+    for key in ("valid_votes", "null_votes", "total_votes"):
+        answer[key], answer[f"{key}_words"] = f(printed[key]), f(printed[f"{key}_words"])
+    return answer

@@ -220,7 +220,7 @@ def _finish(*, document, extraction, result, ctx, prompt, claim: int | None = No
         if result.answer is not None:
             fieldvalues_save(extraction=extraction, answer=result.answer, prompt=prompt, blocks=ctx.blocks,
                              word_numbers=ctx.word_numbers)
-            violations_save(extraction=extraction, violations=result.violations)
+            violations_save(extraction=extraction, violations=result.violations, settled=result.settled)
         _end(document_id=document.id, to=to, claim=claim, **fields)
     return to.value
 
@@ -241,11 +241,16 @@ def fieldvalues_save(*, extraction: Extraction, answer: dict, prompt, blocks: li
     FieldValue.objects.bulk_create(rows)
 
 
-def violations_save(*, extraction: Extraction, violations) -> None:
+REREAD_NOTE = " The model read this again when told and kept its answer: a person must decide."
+
+
+def violations_save(*, extraction: Extraction, violations, settled: frozenset = frozenset()) -> None:
+    """The broken rules of the kept answer; those in `settled` (they survived a re-read, so asking the model
+    again would not help) say so to the reviewer."""
     Violation.objects.filter(extraction=extraction).delete()
     Violation.objects.bulk_create([
-        Violation(extraction=extraction, code=v.code, message=v.message, fields=list(v.fields),
-                  expected=v.expected, found=v.found)
+        Violation(extraction=extraction, code=v.code, message=v.message + (REREAD_NOTE if v.key in settled else ""),
+                  fields=list(v.fields), expected=v.expected, found=v.found)
         for v in violations
     ])
 
