@@ -146,7 +146,7 @@ def _table_blocks(page: pymupdf.Page, number: int, page_id: str, words: list[tup
         inside = [i for i, box in enumerate(boxes) if _centre_inside(box, table.bbox)]
         cells = _grid_cells(table)
         words_in_cells(cells, [boxes[i] for i in inside])
-        bands = [(row.bbox[1], row.bbox[3]) for row in table.rows]
+        bands = _bands(table)
         for cell in refine_rows(cells, bands, [boxes[i] for i in inside], skew=skew):
             blocks.append(OcrBlock(
                 id=f"{table_id}-c{cell.row}.{cell.column}", type=BlockType.CELL, page=number,
@@ -158,7 +158,12 @@ def _table_blocks(page: pymupdf.Page, number: int, page_id: str, words: list[tup
 
 
 def _grid_cells(table: Any) -> list[GridCell]:
-    """The finder's cells on its grid: 1-based row/column, spans counted from the grid edges they cover."""
+    """The finder's cells on its grid: 1-based row/column, spans counted from the grid edges they cover.
+
+    The finder may return a cell that reaches down over the cells of later rows (a blank row above a
+    block of totals came out as one cell covering the totals); such a cell stops where those begin, so
+    that every grid slot has one cell.
+    """
     row_tops = [row.bbox[1] for row in table.rows]
     column_lefts = sorted({round(cell[0], 1) for row in table.rows for cell in row.cells if cell})
     cells = []
@@ -172,7 +177,22 @@ def _grid_cells(table: Any) -> list[GridCell]:
                 row_span=max(1, sum(y0 - EPS <= top < y1 - EPS for top in row_tops)),
                 column_span=max(1, sum(x0 - EPS <= left < x1 - EPS for left in column_lefts)),
             ))
+    for cell in cells:
+        below = [other.row for other in cells
+                 if cell.row < other.row < cell.row + cell.row_span
+                 and other.column < cell.column + cell.column_span
+                 and cell.column < other.column + other.column_span]
+        if below:
+            cell.row_span = min(below) - cell.row
+            cell.box = (*cell.box[:3], row_tops[min(below) - 1])
     return cells
+
+
+def _bands(table: Any) -> list[tuple[float, float]]:
+    """(top, bottom) of each grid row, a row ending where the next begins."""
+    rows = table.rows
+    return [(row.bbox[1], min(row.bbox[3], rows[k + 1].bbox[1]) if k + 1 < len(rows) else row.bbox[3])
+            for k, row in enumerate(rows)]
 
 
 def _centre_inside(box: tuple, rect: tuple) -> bool:
