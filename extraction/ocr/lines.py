@@ -4,7 +4,7 @@ Every local engine (pdf-text, RapidOCR, Tesseract) hands its words here and gets
 a run of words on one visual row, cut at column gutters (see layout.text_lines). The engine's word boxes,
 texts and confidences are kept as they are; what an engine said about its own lines is kept where it
 still fits: a line's confidence is its engine line's (the lowest, when a rebuilt line joins several), and
-its polygon survives when the rebuilt line holds exactly the engine line's words.
+its polygon is the engine line's, or the piece of it under the words when the line was cut at a gutter.
 """
 
 from __future__ import annotations
@@ -63,10 +63,12 @@ def build_page_lines(number: int, words: Sequence[EngineWord], *, engine_lines: 
         chosen = [words[i] for i in line]
         sources = {w.line for w in chosen if w.line is not None}
         polygon = None
-        if len(sources) == 1:
+        if len(sources) == 1 and next(iter(sources)) < len(engine_lines):
             source = next(iter(sources))
-            if source < len(engine_lines) and sorted(members[source]) == sorted(line):
-                polygon = engine_lines[source].polygon
+            polygon = engine_lines[source].polygon
+            if polygon and sorted(members[source]) != sorted(line):
+                box = BBox.enclosing([w.bbox for w in chosen])
+                polygon = part_of_quad(polygon, box.left, box.right)
         blocks.append(OcrBlock(
             id=line_id, type=BlockType.LINE, page=number, text=" ".join(w.text for w in chosen),
             bbox=BBox.enclosing([w.bbox for w in chosen]), confidence=_line_confidence(chosen, engine_lines),
@@ -79,6 +81,23 @@ def build_page_lines(number: int, words: Sequence[EngineWord], *, engine_lines: 
                                    bbox=words[i].bbox, confidence=words[i].confidence, parent=line_id,
                                    order=len(blocks)))
     return PageLines(blocks=blocks, word_ids=word_ids)
+
+
+def part_of_quad(quad: list[tuple[float, float]], left: float, right: float) -> list[tuple[float, float]] | None:
+    """The piece of a line's quadrilateral (top-left, top-right, bottom-right, bottom-left) between two x.
+
+    A line cut at a gutter keeps its slant: readers straighten a skewed scan from line polygons.
+    """
+    if len(quad) != 4:
+        return None
+    (tlx, tly), (trx, try_), (brx, bry), (blx, bly) = quad
+
+    def at(x0: float, y0: float, x1: float, y1: float, x: float) -> tuple[float, float]:
+        t = 0.0 if x1 == x0 else (x - x0) / (x1 - x0)
+        return x, y0 + (y1 - y0) * t
+
+    return [at(tlx, tly, trx, try_, left), at(tlx, tly, trx, try_, right),
+            at(blx, bly, brx, bry, right), at(blx, bly, brx, bry, left)]
 
 
 def _line_confidence(words: Sequence[EngineWord], engine_lines: Sequence[EngineLine]) -> float | None:
