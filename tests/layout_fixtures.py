@@ -4,8 +4,8 @@ Tally-sheet-like tables (38 party rows under 10 candidates, votes in zero-padded
 digit by digit in Spanish words, valid/null/total votes) in layouts the engines' own heuristics get
 wrong: a candidate cell merged over its parties with no ruled line between the party rows (or only some),
 two and three columns of candidates side by side, the same text with no grid at all; plus an invoice
-table whose description wraps inside one ruled cell. Every party row's digits are unique on the sheet,
-so a block showing the digits of two rows is caught by `blocks_joining_rows`.
+table whose description wraps inside one ruled cell. Every party row's digits and party name are unique
+on the sheet, so a block showing parts of two rows is caught by `blocks_joining_rows`.
 
 Measure (blocks that join two rows, per fixture):  .venv/bin/python -m tests.layout_fixtures
 """
@@ -126,13 +126,13 @@ def merged_candidate_sheet(*, rules: str = "none", grid: bool = True, seed: int 
     return Sheet(pdf=doc.tobytes(), rows=rows)
 
 
-def columns_sheet(*, columns: int, grid: bool = True, seed: int = 2) -> Sheet:
+def columns_sheet(*, columns: int, grid: bool = True, gutter: float = 12.0, seed: int = 2) -> Sheet:
     """Candidates in `columns` side-by-side columns: a name bar over party | words | digits rows."""
     rows = _rows(seed)
     doc = pymupdf.open()
     page = doc.new_page(width=595, height=842)
     shape = page.new_shape()
-    left, right, gutter = 30.0, 565.0, 12.0
+    left, right = 30.0, 565.0
     width = (right - left - gutter * (columns - 1)) / columns
     size = 8.0 if columns == 2 else 6.5
     pitch = 14.0 if columns == 2 else 12.0
@@ -212,13 +212,13 @@ def wrapped_cell_invoice() -> bytes:
 
 
 def rows_shown(text: str, rows: list[PartyRow]) -> set[int]:
-    """Indices of the rows whose digits the text shows, as whole words."""
-    tokens = set(text.split())
-    return {k for k, row in enumerate(rows) if row.digits in tokens}
+    """Indices of the rows whose digits or party name the text shows, as whole words."""
+    padded = f" {' '.join(text.split())} "
+    return {k for k, row in enumerate(rows) if f" {row.digits} " in padded or f" {row.party} " in padded}
 
 
 def blocks_joining_rows(blocks: list[OcrBlock], rows: list[PartyRow]) -> list[OcrBlock]:
-    """LINE and CELL blocks that show the digits of two or more rows."""
+    """LINE and CELL blocks that show the digits or the party name of two or more rows."""
     return [b for b in blocks if b.type in (BlockType.LINE, BlockType.CELL) and len(rows_shown(b.text, rows)) > 1]
 
 

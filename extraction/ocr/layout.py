@@ -33,9 +33,12 @@ Box = tuple[float, float, float, float]  # x0, y0, x1, y1
 # one's baseline, a footnote mark, a hyphen); the next row of the same column is a whole line pitch away
 # (one height or more), and a row of a neighbouring column set at another pitch may lie half a pitch off.
 LEVEL = 0.4
-# A word space is a third to half of a character's width (a justified line stretches it to about one);
-# a gap of more than two characters is layout: a column gutter, a tab stop, a label set apart from its value.
-GUTTER_CHARS = 2.0
+# A word space is a third to half of a character's width, and a justified line stretches it to about
+# one (1.2 in the shared real invoices): a gap of more than one and a half characters is layout, a column
+# gutter or a tab stop. Where the engine broke its lines anyway, anything wider than a space cuts.
+GUTTER_CHARS = 1.5
+SPACE_CHARS = 1.0
+RULE_GLYPHS = frozenset("|¦[]")
 # The skew is estimated from row fragments at least this many word heights long, so that a box's
 # rounding (one pixel on a short word) cannot pass for a slope.
 SKEW_MIN_SPAN_HEIGHTS = 4.0
@@ -142,16 +145,25 @@ def char_width(box: Box, text: str) -> float:
     return (box[2] - box[0]) / max(len(text), 1)
 
 
-def split_gutters(row: Sequence[int], boxes: Sequence[Box], texts: Sequence[str]) -> list[list[int]]:
-    """Runs of one visual row (indices in x order), cut at gaps wider than GUTTER_CHARS characters."""
+def split_gutters(row: Sequence[int], boxes: Sequence[Box], texts: Sequence[str],
+                  sources: Sequence[object] | None = None, *, scanned: bool = True) -> list[list[int]]:
+    """Runs of one visual row (indices in x order), cut where the gap is wider than a word space.
+
+    A gap of more than GUTTER_CHARS characters always cuts; where the engine itself broke its lines
+    (`sources`: the engine line of each word, None when unknown) a gap of more than SPACE_CHARS cuts,
+    so that lines are only joined across a plain word space. On a `scanned` page a ruled line that the
+    engine read as text ("|") cuts too; in a PDF's text layer rules are drawings, and a "|" was typed.
+    """
     if not row:
         return []
-    widths = [char_width(boxes[i], texts[i]) for i in row]
-    gutter = GUTTER_CHARS * median(widths)
+    char = median(char_width(boxes[i], texts[i]) for i in row)
     runs = [[row[0]]]
     reach = boxes[row[0]][2]
-    for i in row[1:]:
-        if gutter > 0 and boxes[i][0] - reach > gutter:
+    for previous, i in zip(row, row[1:], strict=False):
+        gap = boxes[i][0] - reach
+        broken = sources is not None and sources[i] is not None and sources[i] != sources[previous]
+        ruled = scanned and (_is_rule(texts[i]) or _is_rule(texts[previous]))
+        if ruled or (char > 0 and gap > (SPACE_CHARS if broken else GUTTER_CHARS) * char):
             runs.append([i])
         else:
             runs[-1].append(i)
@@ -159,11 +171,18 @@ def split_gutters(row: Sequence[int], boxes: Sequence[Box], texts: Sequence[str]
     return runs
 
 
-def text_lines(boxes: Sequence[Box], texts: Sequence[str], *, gutters: bool = True) -> list[list[int]]:
+def _is_rule(text: str) -> bool:
+    """A "word" an OCR engine made of a ruled line: only bars and brackets (Tesseract reads a table's
+    vertical rules as "|", "||", "|]"). It stands between cells, so a line stops at it."""
+    return bool(text) and all(c in RULE_GLYPHS for c in text)
+
+
+def text_lines(boxes: Sequence[Box], texts: Sequence[str], sources: Sequence[object] | None = None, *,
+               scanned: bool = True) -> list[list[int]]:
     """Lines of words in reading order (rows top to bottom, runs left to right), as word indices."""
     lines: list[list[int]] = []
     for row in visual_rows(boxes):
-        lines += split_gutters(row, boxes, texts) if gutters else [row]
+        lines += split_gutters(row, boxes, texts, sources, scanned=scanned)
     return lines
 
 

@@ -21,7 +21,7 @@ class EngineWord:
     text: str
     bbox: BBox  # 0..1 of the page
     confidence: float | None
-    line: int | None = None  # index of the engine line it came from, in `engine_lines`
+    line: int | None = None  # the engine line it came from (an index into `engine_lines` when given)
 
 
 @dataclass(frozen=True)
@@ -41,16 +41,18 @@ def as_box(bbox: BBox) -> Box:
 
 
 def build_page_lines(number: int, words: Sequence[EngineWord], *, engine_lines: Sequence[EngineLine] = (),
-                     keep_engine_order: bool = False) -> PageLines:
+                     keep_engine_order: bool = False, scanned: bool = True) -> PageLines:
     """Blocks of one page. Lines read in rows top to bottom, left to right, unless `keep_engine_order`
     (the words are then in the engine's reading order, and each line takes the place of its first word).
+    `scanned`: the words were read from an image (see layout.split_gutters), not from a text layer.
     """
     prefix = f"p{number}"
     page_block = OcrBlock(id=f"{prefix}-page", type=BlockType.PAGE, page=number, text="",
                           bbox=BBox(0.0, 0.0, 1.0, 1.0), order=0)
     blocks = [page_block]
     word_ids = [""] * len(words)
-    lines = text_lines([as_box(w.bbox) for w in words], [w.text for w in words])
+    lines = text_lines([as_box(w.bbox) for w in words], [w.text for w in words], [w.line for w in words],
+                       scanned=scanned)
     if keep_engine_order:
         lines.sort(key=min)
     word_count = 0

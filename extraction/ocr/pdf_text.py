@@ -95,8 +95,12 @@ def read_pdf_page(page: pymupdf.Page, number: int, *, tables: bool = True) -> Oc
     normalize = _normalizer(page)
     # PyMuPDF's own line grouping is not kept: lines are rebuilt from word geometry like every engine's.
     words = [w for w in page.get_text("words") if w[4].strip()]
-    built = build_page_lines(number, [EngineWord(text=w[4], bbox=normalize(w[:4]), confidence=1.0)
-                                      for w in words])
+    # PyMuPDF's (block, line) numbers only add cuts: its text runs stay apart unless a word space joins them.
+    runs: dict[tuple[int, int], int] = {}
+    built = build_page_lines(number, [
+        EngineWord(text=w[4], bbox=normalize(w[:4]), confidence=1.0, line=runs.setdefault((w[5], w[6]), len(runs)))
+        for w in words
+    ], scanned=False)
     blocks = built.blocks
     if tables:
         # Cell text follows the reading order of the lines.

@@ -68,13 +68,16 @@ def parse_tsv(tsv: str, *, number: int, width: int, height: int) -> OcrPage:
     # Tesseract's own lines may join two rows of a skewed scan or cells far apart: lines are rebuilt
     # from its words (extraction/ocr/lines.py), in Tesseract's block/paragraph/line reading order.
     words: list[EngineWord] = []
+    lines: dict[tuple[str, str, str], int] = {}  # Tesseract's (block, paragraph, line) -> its index
     for row in csv.DictReader(io.StringIO(tsv), delimiter="\t", quoting=csv.QUOTE_NONE):
         text = (row.get("text") or "").strip()
         if row.get("level") != WORD_LEVEL or not text:
             continue
         left, top, w, h = (int(row[key]) for key in ("left", "top", "width", "height"))
         confidence = max(0.0, min(float(row["conf"]) / 100, 1.0))
-        words.append(EngineWord(text=text, bbox=normalize(left, top, left + w, top + h), confidence=confidence))
+        key = lines.setdefault((row["block_num"], row["par_num"], row["line_num"]), len(lines))
+        words.append(EngineWord(text=text, bbox=normalize(left, top, left + w, top + h), confidence=confidence,
+                                line=key))
     blocks = build_page_lines(number, words, keep_engine_order=True).blocks
     return OcrPage(number=number, blocks=blocks, engine=TesseractEngine.name)
 

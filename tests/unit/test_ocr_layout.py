@@ -85,6 +85,21 @@ def test_lines_are_cut_at_column_gutters_but_not_at_word_spaces():
     assert split_gutters([0, 1, 2, 3], boxes, texts) == [[0, 1, 2], [3]]
 
 
+def test_an_engine_line_break_wider_than_a_space_stays_a_break():
+    # 14 px between the two words is 1.4 characters: no gutter, but more than a space.
+    boxes = [(0, 0, 40, 10), (54, 0, 84, 10)]
+    assert split_gutters([0, 1], boxes, ["0979", "CRS"]) == [[0, 1]]
+    assert split_gutters([0, 1], boxes, ["0979", "CRS"], ["left", "right"]) == [[0], [1]]
+    assert split_gutters([0, 1], [(0, 0, 40, 10), (46, 0, 76, 10)], ["0979", "CRS"], ["a", "b"]) == [[0, 1]]
+
+
+def test_a_ruled_line_read_as_a_word_ends_the_line():
+    boxes = [(0, 0, 40, 10), (44, 0, 50, 10), (54, 0, 84, 10)]
+    assert split_gutters([0, 1, 2], boxes, ["0979", "|]", "NRT"]) == [[0], [1], [2]]
+    assert split_gutters([0, 1, 2], boxes, ["0979", "I", "NRT"]) == [[0, 1, 2]]
+    assert split_gutters([0, 1, 2], boxes, ["Hanau", "|", "HRB"], scanned=False) == [[0, 1, 2]]  # typed
+
+
 def test_lines_are_read_in_rows_then_left_to_right():
     boxes = [(300, 12, 400, 30), (10, 10, 100, 28), (10, 50, 100, 70), (200, 48, 260, 66)]
     assert text_lines(boxes, ["aaaaaaaaaa", "bbbbbbbbb", "cccccccccc", "dddddd"]) == [[1], [0], [2], [3]]
