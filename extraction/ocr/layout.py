@@ -1,15 +1,16 @@
 """Page geometry shared by every OCR adapter: visual rows, text lines and table rows from word boxes (pure).
 
 Engines disagree on what a line is: PyMuPDF's table finder merges table rows that have no ruled line
-between them, RapidOCR's detector and Tesseract's line finder join text of two rows on skewed scans or
-join cells far apart on one row. Every adapter therefore rebuilds its lines (and pdf-text its table
-rows) here, from the only thing all engines give alike: word boxes.
+between them, Tesseract's line finder joins cells far apart on one row (and reads ruled lines as "|"),
+and an engine's line may join text of two rows on a skewed or tightly set page. Every adapter therefore
+rebuilds its lines (and pdf-text its table rows) here, from the only thing all engines give alike: word
+boxes.
 
 - A visual row is the words that sit side by side: a word joins the row whose last (rightmost) word it
   sits level with, after the page's skew is taken out. Comparing with the nearest word, not with a
   band across the page, follows a slanted or slightly curved scan.
-- A text line is a run of one visual row, cut where the gap between two words is far wider than a
-  space (a column gutter); the gap is measured in the row's own character width.
+- A text line is a run of one visual row, cut where the gap between two words is wider than a word
+  space (a column gutter), measured in the row's own character width, or where a ruled line stands.
 - A table row found by a table detector is split when it holds several visual rows that line up
   across its cells; a wrapped cell (text on several lines while its neighbours hold one) is left whole.
 
@@ -254,16 +255,16 @@ def refine_rows(cells: Sequence[GridCell], bands: Sequence[tuple[float, float]],
     if len(following) <= len(singles):
         return list(cells)
 
-    counts = [max(len(groups[r]), 1) for r in range(1, len(bands) + 1)]
+    split = {c.row for c in cells if c.row_span == 1 and c.column in following and len(groups[c.row]) >= 2}
+    counts = [len(groups[r]) if r in split else 1 for r in range(1, len(bands) + 1)]
     first = [1 + sum(counts[:k]) for k in range(len(counts))]  # new number of each band's first row
     # The new rows meet halfway between the words of the following columns (a label merged over the rows
     # may sit anywhere in its cell).
     followers = {i for c in cells if c.row_span == 1 and c.column in following for i in c.words}
     out: list[GridCell] = []
     for cell in cells:
-        band_groups = groups.get(cell.row, [])
-        if cell.row_span == 1 and len(band_groups) >= 2 and cell.column in following:
-            out += _split_cell(cell, band_groups, bands[cell.row - 1], first[cell.row - 1], boxes, followers)
+        if cell.row_span == 1 and cell.row in split and cell.column in following:
+            out += _split_cell(cell, groups[cell.row], bands[cell.row - 1], first[cell.row - 1], boxes, followers)
             continue
         last = min(cell.row + cell.row_span - 1, len(bands))
         out.append(replace(cell, row=first[cell.row - 1], row_span=sum(counts[cell.row - 1:last]),
