@@ -204,7 +204,7 @@ def _split_lines(lines: list[OcrBlock], words_of: dict[str, list[OcrBlock]], *, 
             out.append(line)
             continue
         for k, row in enumerate(rows, start=1):
-            part = [words[i] for i in row]
+            part = [words[i] for i in sorted(row)]  # in Textract's own word order
             part_id = line.id if k == 1 else f"{line.id}-{k}"
             for word in part:
                 word.parent = part_id
