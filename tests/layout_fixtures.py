@@ -7,19 +7,19 @@ two and three columns of candidates side by side, the same text with no grid at 
 table whose description wraps inside one ruled cell. Every party row's digits and party name are unique
 on the sheet, so a block showing parts of two rows is caught by `blocks_joining_rows`.
 
-Measure (blocks that join two rows, per fixture):  .venv/bin/python -m tests.layout_fixtures
+Measure (blocks that join two rows, per fixture and engine):
+    .venv/bin/python -m tests.layout_fixtures [--engines pdf-text,rapidocr,tesseract] [--degrees 1.5]
 """
 
 from __future__ import annotations
 
 import random
-import sys
 from dataclasses import dataclass
 from pathlib import Path
 
 import pymupdf
 
-from extraction.ocr.blocks import BlockType, OcrBlock
+from extraction.ocr.blocks import BlockType, OcrBlock, OcrPage
 
 DIGIT_WORDS = ["CERO", "UNO", "DOS", "TRES", "CUATRO", "CINCO", "SEIS", "SIETE", "OCHO", "NUEVE"]
 CANDIDATES = ["ANA PEREZ", "LUIS DIAZ", "JOSE ROJAS", "MARIA SUAREZ", "PEDRO GIL", "CARMEN LEON",
@@ -229,29 +229,59 @@ def fixtures() -> dict[str, Sheet]:
         "merged candidate, all rules": merged_candidate_sheet(rules="all"),
         "no grid at all": merged_candidate_sheet(grid=False),
         "two columns": columns_sheet(columns=2),
+        "two columns, touching, no grid": columns_sheet(columns=2, grid=False, gutter=0.0),
         "three columns": columns_sheet(columns=3),
+        "three columns, 2 pt apart": columns_sheet(columns=3, gutter=2.0),
         "three columns, no grid": columns_sheet(columns=3, grid=False),
     }
 
 
+def _pages(sheet: Sheet, folder: Path, engines: list[str], degrees: float) -> dict[str, OcrPage]:
+    from PIL import Image
+
+    from extraction.ocr.blocks import PageImage, SourceDocument
+    from extraction.ocr.pdf_text import PdfTextEngine
+    from extraction.ocr.rapid import RapidOcrEngine
+    from extraction.ocr.tesseract import TesseractEngine
+
+    pdf = folder / "sheet.pdf"
+    pdf.write_bytes(sheet.pdf)
+    pages = {}
+    if "pdf-text" in engines:
+        [pages["pdf-text"]] = PdfTextEngine().read(SourceDocument(pdf, "pdf", []))
+    with pymupdf.open(pdf) as doc:
+        pix = doc[0].get_pixmap(dpi=150)
+    image = Image.frombytes("RGB", (pix.width, pix.height), pix.samples).convert("L")
+    if degrees:
+        image = image.rotate(degrees, resample=Image.Resampling.BICUBIC, fillcolor=255)
+    png = folder / "sheet.png"
+    image.save(png)
+    scan = SourceDocument(png, "image", [PageImage(1, png, image.width, image.height)])
+    for name, engine in (("rapidocr", RapidOcrEngine), ("tesseract", TesseractEngine)):
+        if name in engines:
+            [pages[name]] = engine().read(scan)
+    return pages
+
+
 def main() -> None:
+    import argparse
     import tempfile
 
-    from extraction.ocr.blocks import SourceDocument
-    from extraction.ocr.pdf_text import PdfTextEngine
-
-    print("| fixture | LINE blocks | LINEs joining two rows | CELL blocks | CELLs joining two rows |")
-    print("|---|---|---|---|---|")
+    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("--engines", default="pdf-text", help="comma-separated: pdf-text,rapidocr,tesseract")
+    parser.add_argument("--degrees", type=float, default=0.0, help="turn the rendered page (OCR engines only)")
+    args = parser.parse_args()
+    engines = args.engines.split(",")
+    print("| fixture | engine | LINE blocks | LINEs joining two rows | CELL blocks | CELLs joining two rows |")
+    print("|---|---|---|---|---|---|")
     with tempfile.TemporaryDirectory() as tmp:
         for name, sheet in fixtures().items():
-            path = Path(tmp) / "sheet.pdf"
-            path.write_bytes(sheet.pdf)
-            [page] = PdfTextEngine().read(SourceDocument(path, "pdf", []))
-            bad = blocks_joining_rows(page.blocks, sheet.rows)
-            count = {t: sum(b.type is t for b in page.blocks) for t in (BlockType.LINE, BlockType.CELL)}
-            print(f"| {name} | {count[BlockType.LINE]} | {sum(b.type is BlockType.LINE for b in bad)} | "
-                  f"{count[BlockType.CELL]} | {sum(b.type is BlockType.CELL for b in bad)} |")
-    sys.stdout.flush()
+            for engine, page in _pages(sheet, Path(tmp), engines, args.degrees).items():
+                bad = blocks_joining_rows(page.blocks, sheet.rows)
+                count = {t: sum(b.type is t for b in page.blocks) for t in (BlockType.LINE, BlockType.CELL)}
+                print(f"| {name} | {engine} | {count[BlockType.LINE]} | "
+                      f"{sum(b.type is BlockType.LINE for b in bad)} | {count[BlockType.CELL]} | "
+                      f"{sum(b.type is BlockType.CELL for b in bad)} |", flush=True)
 
 
 if __name__ == "__main__":
