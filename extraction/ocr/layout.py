@@ -117,10 +117,10 @@ def estimate_skew(boxes: Sequence[Box]) -> float:
             continue
         xs = [_centre_x(boxes[i]) for i in row]
         ys = [_centre_y(boxes[i]) for i in row]
-        if max(xs) - min(xs) < min_span:
-            continue
         mx, my = sum(xs) / len(xs), sum(ys) / len(ys)
         sxx = sum((x - mx) ** 2 for x in xs)
+        if max(xs) - min(xs) < min_span or sxx <= 0:
+            continue
         slope = sum((x - mx) * (y - my) for x, y in zip(xs, ys, strict=True)) / sxx
         slopes += [slope] * len(row)  # a long row is better evidence than a short one
     return median(slopes) if slopes else 0.0

@@ -51,6 +51,13 @@ def test_the_skew_is_measured_from_the_page_text():
     assert estimate_skew(words) == 0.0
 
 
+def test_degenerate_boxes_give_rows_without_a_slope():
+    # Zero-size boxes (a malformed response, a dot) must not divide by zero.
+    boxes = [(0.5, 0.5, 0.5, 0.5), (0.5, 0.5, 0.5, 0.5), (0.1, 0.2, 0.1, 0.2)]
+    assert estimate_skew(boxes) == 0.0
+    assert visual_rows(boxes) == [[2], [0, 1]]
+
+
 def test_a_bullet_with_a_tall_glyph_box_joins_the_row_it_is_centred_on():
     # PDF boxes of a bullet span its font's whole height and reach into the row above.
     above = (40, 702.6, 60, 713.1)
