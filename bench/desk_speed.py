@@ -1,4 +1,6 @@
-"""Speed of the review desk: the field-click response, click-to-highlight in a browser, the queue over 10,000 documents.
+"""Speed of the review desk with 10,000 flagged documents in the database: click-to-highlight in a browser, the
+desk's htmx requests on the server (another page, the presence poll, the edit form, an edit, a value taken from the
+page), and the queue.
 
     .venv/bin/python bench/desk_speed.py            # a throwaway SQLite database in a temporary folder
     BENCH_DATABASE_URL=postgres://... .venv/bin/python bench/desk_speed.py   # a throwaway test_ database there
@@ -39,7 +41,8 @@ from django.urls import reverse  # noqa: E402
 
 PASSWORD = "bench-password-9"  # noqa: S105
 CLICKS = 300
-BROWSER_CLICKS = 40
+EDITS = 40
+BROWSER_CLICKS = 60
 QUEUE_DOCS = 10_000
 
 
@@ -70,20 +73,43 @@ def big_document():
     return acta
 
 
-def bench_field_click(client: Client, acta) -> dict[str, float]:
-    from extraction.models import FieldValue
-
-    paths = list(FieldValue.objects.filter(extraction=acta.extraction).values_list("path", flat=True))
-    url = reverse("desk_proof", args=[acta.document.id])
-    client.get(url, {"field": paths[0]}, HTTP_HX_REQUEST="true")
+def _timed(client: Client, method: str, url: str, data_of, n: int) -> dict[str, float]:
+    call = getattr(client, method)
+    call(url, data_of(0), HTTP_HX_REQUEST="true")  # warm
     times = []
     with CaptureQueriesContext(connection) as queries:
-        for i in range(CLICKS):
+        for i in range(n):
             started = time.perf_counter()
-            response = client.get(url, {"field": paths[i % len(paths)]}, HTTP_HX_REQUEST="true")
+            response = call(url, data_of(i), HTTP_HX_REQUEST="true")
             times.append((time.perf_counter() - started) * 1000)
-            assert response.status_code == 200
-    return {"p50": pct(times, 50), "p95": pct(times, 95), "queries": len(queries.captured_queries) / CLICKS}
+            assert response.status_code == 200, (url, response.status_code)
+    return {"p50": pct(times, 50), "p95": pct(times, 95), "queries": len(queries.captured_queries) / n}
+
+
+def bench_htmx(client: Client, acta) -> list[tuple[str, dict[str, float]]]:
+    """The desk's htmx requests, timed on the server (Django's test client, no network)."""
+    from extraction.models import Block, Document, FieldValue
+
+    doc = acta.document
+    paths = list(FieldValue.objects.filter(extraction=acta.extraction).values_list("path", flat=True))
+    version = lambda: Document.objects.values_list("version", flat=True).get(pk=doc.id)  # noqa: E731
+    rows = [
+        ("another page (page switch)", _timed(client, "get", reverse("desk_proof", args=[doc.id]),
+                                              lambda i: {"page": 1 + i % 3}, CLICKS)),
+        ("presence poll", _timed(client, "get", reverse("desk_presence", args=[doc.id]),
+                                 lambda i: {"version": doc.version, "held": ""}, CLICKS)),
+        ("edit form", _timed(client, "get", reverse("desk_edit", args=[doc.id]),
+                             lambda i: {"field": paths[i % len(paths)], "version": doc.version}, CLICKS)),
+    ]
+    words = list(Block.objects.filter(document=doc, page__number=1, type="WORD", text__regex=r"^[0-9]{4}$")
+                 .values_list("id", "text"))
+    rows.append(("edit saved (the rules run again)", _timed(
+        client, "post", reverse("desk_edit", args=[doc.id]),
+        lambda i: {"field": "rows[0].votes", "value": str(i % 50), "version": version()}, EDITS)))
+    rows.append(("value taken from the page (the rules run again)", _timed(
+        client, "post", reverse("desk_take", args=[doc.id]),
+        lambda i: {"field": "rows[0].votes", "blocks": str(words[i % len(words)][0]), "version": version()}, EDITS)))
+    return rows
 
 
 def bench_browser(acta) -> dict[str, float] | None:
@@ -105,22 +131,26 @@ def bench_browser(acta) -> dict[str, float] | None:
     base = f"http://127.0.0.1:{server.port}"
     paths = list(FieldValue.objects.filter(extraction=acta.extraction).exclude(proofs=[])
                  .values_list("path", flat=True))
+    # From the click to the frame after the one that paints the proof box (two animation frames): on the
+    # page shown, the box is drawn in the click handler; on another page, once that page has come.
     measure = """async (path) => {
       const link = document.querySelector(`#fields a.field[data-path="${path}"]`);
+      const sel = `#page-pane .proof-box.on[data-path="${path}"]`;
+      const pageBefore = document.getElementById("page-stage").getAttribute("data-page");
       const started = performance.now();
-      return await new Promise((resolve) => {
-        const done = () => {
-          const box = document.querySelector(`#page-pane[data-field="${path}"] .proof-box`);
-          if (!box) { return; }
-          document.removeEventListener("htmx:afterSettle", done);
-          // two frames: the box is laid out and painted
-          requestAnimationFrame(() => requestAnimationFrame(() => resolve(performance.now() - started)));
+      link.click();
+      const ms = await new Promise((resolve) => {
+        const check = () => {
+          const box = document.querySelector(sel);
+          if (box && box.getBoundingClientRect().width > 0) {
+            requestAnimationFrame(() => requestAnimationFrame(() => resolve(performance.now() - started)));
+          } else { setTimeout(check, 1); }
         };
-        document.addEventListener("htmx:afterSettle", done);
-        link.click();
+        check();
       });
+      return [ms, document.getElementById("page-stage").getAttribute("data-page") !== pageBefore];
     }"""
-    times = []
+    times, same, other = [], [], []
     try:
         with sync_playwright() as pw:
             from tests.browser import FLAGS
@@ -135,11 +165,16 @@ def bench_browser(acta) -> dict[str, float] | None:
             page.goto(f"{base}/documents/{acta.document.id}/")
             page.evaluate(measure, paths[0])  # the page image is now in the browser's cache
             for i in range(BROWSER_CLICKS):
-                times.append(page.evaluate(measure, paths[(i * 7) % len(paths)]))
+                ms, moved = page.evaluate(measure, paths[(i * 7) % len(paths)])
+                times.append(ms)
+                (other if moved else same).append(ms)
             browser.close()
     finally:
         server.terminate()
-    return {"p50": pct(times, 50), "p95": pct(times, 95)}
+    out = {"p50": pct(times, 50), "p95": pct(times, 95), "n": len(times)}
+    for name, values in (("same", same), ("other", other)):
+        out[name] = {"p50": pct(values, 50), "p95": pct(values, 95), "n": len(values)} if values else None
+    return out
 
 
 def many_documents(n: int) -> None:
@@ -187,12 +222,12 @@ def main() -> None:
     client.force_login(user)
     from extraction.models import Block
 
+    many_documents(QUEUE_DOCS)
     acta = big_document()
     n_blocks = Block.objects.filter(document=acta.document).count()
     n_pages = acta.document.pages.count()
-    click = bench_field_click(client, acta)
     browser = bench_browser(acta)
-    many_documents(QUEUE_DOCS)
+    htmx = bench_htmx(client, acta)
     queue = bench_queue(client)
 
     engine = connection.vendor
@@ -200,13 +235,17 @@ def main() -> None:
           f"queue over {QUEUE_DOCS:,} flagged documents, 50 a page)\n")
     print("| measure | p50 | p95 | queries |")
     print("| --- | ---: | ---: | ---: |")
-    print(f"| field click, server time ({CLICKS} clicks) | {click['p50']:.1f} ms | {click['p95']:.1f} ms | "
-          f"{click['queries']:.0f} |")
     if browser:
-        print(f"| field click to visible highlight, chromium ({BROWSER_CLICKS} clicks) | {browser['p50']:.1f} ms | "
+        print(f"| field click to painted highlight, chromium ({browser['n']} clicks) | {browser['p50']:.1f} ms | "
               f"{browser['p95']:.1f} ms | |")
+        for name, label in (("same", "proof on the page shown"), ("other", "proof on another page")):
+            if browser[name]:
+                b = browser[name]
+                print(f"| … {label} ({b['n']} clicks) | {b['p50']:.1f} ms | {b['p95']:.1f} ms | |")
     else:
-        print("| field click to visible highlight, chromium | skipped: no chromium | | |")
+        print("| field click to painted highlight, chromium | skipped: no chromium | | |")
+    for label, q in htmx:
+        print(f"| htmx, server time: {label} | {q['p50']:.1f} ms | {q['p95']:.1f} ms | {q['queries']:.0f} |")
     for label, q in queue:
         print(f"| queue page, {label} | {q['p50']:.1f} ms | {q['p95']:.1f} ms | {q['queries']} |")
     if os.environ.get("BENCH_DATABASE_URL"):

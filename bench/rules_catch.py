@@ -7,21 +7,27 @@ the correct answer is built with proofs from that prompt (tests/acta_answers.py 
 answers' values located in the blocks for invoices), then each error class is injected and the answer is
 validated with make_validator(doctype, RuleContext(prompt, blocks)) -- schema, the type's rules and the
 proof rules. An injection is *caught* when it breaks a rule the correct answer did not break.
+
+Injecting into the answer alone flatters the proof rule: the page still shows the right value, so
+`value_grounded` sees every change by construction. The honest figures are the classes marked "(the text
+shows it)": the OCR text itself carries the error (a digit misread or dropped by the OCR, a line total
+misprinted), the model copies what it was shown, so the proofs hold and only the other rules can catch it;
+and the column "caught without value_grounded" for every class.
 Prints markdown tables on stdout.
 """
 
 from __future__ import annotations
 
 import argparse
-import datetime
+import copy
 import random
+import re
 import sys
 import tempfile
 from collections import Counter, defaultdict
 from collections.abc import Callable
 from decimal import Decimal
 from pathlib import Path
-from typing import Any
 
 ROOT = Path(__file__).resolve().parents[1]
 INVOICES = ROOT.parent / "shared" / "data" / "invoices"
@@ -42,11 +48,14 @@ class Tally:
     def __init__(self) -> None:
         self.tried: Counter[str] = Counter()
         self.caught: Counter[str] = Counter()
+        self.without_grounding: Counter[str] = Counter()  # caught by a rule other than value_grounded
         self.rules: dict[str, Counter[str]] = defaultdict(Counter)
         self.misses: dict[str, list[str]] = defaultdict(list)
 
     def record(self, name: str, new_codes: set[str], where: str) -> None:
         self.tried[name] += 1
+        if new_codes - {"value_grounded"}:
+            self.without_grounding[name] += 1
         if new_codes:
             self.caught[name] += 1
             for code in new_codes:
@@ -157,7 +166,8 @@ def bench_actas(n: int, per_doc: int, engine: str, tally: Tally, tmp: Path) -> d
         pages = _read(engine, acta.pdf_bytes, tmp, f"acta-{seed}")
         prompt = render_prompt(pages)
         blocks = [b for p in pages for b in p.blocks]
-        validate = make_validator(doctype, RuleContext(prompt=prompt, blocks=blocks))
+        ctx = RuleContext(prompt=prompt, blocks=blocks)
+        validate = make_validator(doctype, ctx)
         try:
             answer = doctype.parse_answer(aa.correct_answer(prompt.text, acta.printed))
         except ValueError:
@@ -178,6 +188,8 @@ def bench_actas(n: int, per_doc: int, engine: str, tally: Tally, tmp: Path) -> d
                 if new == answer:
                     continue
                 tally.record(name, _new_codes(validate, new, keys), f"seed {seed} {where}")
+        for _ in range(per_doc):
+            _ocr_carried(doctype, acta.printed, answer, pages, ctx, keys, rng, tally, seed)
         # the sheet itself does not add up: does forcing the sum go unnoticed?
         bad = generate_acta(seed=seed, layout=layout, errors=["sum_mismatch"])
         pages = _read(engine, bad.pdf_bytes, tmp, f"acta-{seed}-sum")
@@ -194,118 +206,109 @@ def bench_actas(n: int, per_doc: int, engine: str, tally: Tally, tmp: Path) -> d
     return dict(stats)
 
 
+def _ocr_carried(doctype, printed: dict, answer: dict, pages, ctx, keys: set, rng: random.Random, tally: Tally,
+                 seed: int) -> None:
+    """The OCR text shows a row's digits misread (or one dropped) and the model copies them: its proof
+    holds, so only the other rules can catch it. The row and the digit are drawn at random."""
+    row = rng.randrange(len(printed["rows"]))
+    word = _shown_word(answer, f"rows[{row}].votes", ctx)
+    text = printed["rows"][row]["votes_text"]
+    if word is None or word.text != text:
+        return
+    i = rng.randrange(len(text))
+    significant = [k for k in range(len(text)) if text[:k + 1].strip("0")]  # dropping a padding zero changes nothing
+    misread = text[:i] + rng.choice([d for d in "0123456789" if d != text[i]]) + text[i + 1:]
+    cases = [("digit misread (the text shows it)", misread)]
+    if significant:
+        k = rng.choice(significant)
+        cases.append(("dropped digit (the text shows it)", text[:k] + text[k + 1:]))
+    for name, shown in cases:
+        spoiled = _shown_as(pages, word.id, text, shown)
+        sp_prompt = render_prompt(spoiled)
+        sp_validate = make_validator(doctype, RuleContext(prompt=sp_prompt, blocks=[b for p in spoiled for b in p.blocks]))
+        copied_print = copy.deepcopy(printed)
+        copied_print["rows"][row]["votes_text"] = shown
+        try:
+            copied = doctype.parse_answer(aa.correct_answer(sp_prompt.text, copied_print))
+        except ValueError:
+            continue
+        if copied == answer:
+            continue
+        tally.record(name, _new_codes(sp_validate, copied, keys), f"seed {seed} row {row}")
+
+
 # --- invoices -----------------------------------------------------------------------------------------
-
-
-def _proof_for(block: OcrBlock, prompt, blocks: list[OcrBlock]) -> list[dict[str, Any]]:
-    """The prompt's way to cite a block: its LINE (or a WORD of it), else the table CELL holding it."""
-    line_of = {v: k for k, v in prompt.line_ids.items()}
-    table_of = {v: k for k, v in prompt.table_ids.items()}
-    if block.type is BlockType.LINE and block.id in line_of:
-        return [{"type": "LINE", "id": line_of[block.id]}]
-    if block.type is BlockType.WORD and block.parent in line_of:
-        return [{"type": "WORD", "line": line_of[block.parent], "value": block.text}]
-    cell = block if block.type is BlockType.CELL else None
-    if cell is None:
-        cx, cy = block.bbox.left + block.bbox.width / 2, block.bbox.top + block.bbox.height / 2
-        cell = next((c for c in blocks if c.type is BlockType.CELL and c.page == block.page
-                     and c.bbox.left <= cx <= c.bbox.right and c.bbox.top <= cy <= c.bbox.bottom), None)
-    if cell is not None and cell.parent in table_of:
-        return [{"type": "CELL", "table": table_of[cell.parent], "row": cell.row, "column": cell.column}]
-    return []
-
-
-def _invoice_answer(truth: dict, prompt, blocks: list[OcrBlock]) -> dict | None:
-    from tests.invoice_truth import locate
-
-    def proved(value: Any, find: Any = None) -> dict[str, Any]:
-        block = locate(find if find is not None else value, blocks)
-        return {"value": value, "proof": _proof_for(block, prompt, blocks) if block else []}
-
-    lines = [ln for ln in truth.get("lines", []) if "price_subtotal" in ln and "qty" in ln and "price_unit" in ln]
-    if not lines or truth.get("amount") is None:
-        return None
-    items = []
-    for ln in lines:
-        items.append({
-            "description": proved(ln["name"].splitlines()[0], ln["name"].splitlines()[0]),
-            "quantity": proved(float(ln["qty"])),
-            "unit_price": proved(float(ln["price_unit"])),
-            "line_total": proved(float(ln["price_subtotal"])),
-            "discount_percent": proved(float(ln["discount"])) if ln.get("discount") else {"value": None, "proof": []},
-        })
-    subtotal = truth.get("amount_untaxed")
-    tax = truth.get("amount_tax")
-    if tax is None and subtotal is not None:
-        tax = float(Decimal(str(truth["amount"])) - Decimal(str(subtotal)))
-    return {
-        "issuer": proved(truth["issuer"]), "number": proved(truth["invoice_number"]),
-        "issue_date": proved(truth["date"], datetime.date.fromisoformat(truth["date"])),
-        "currency": {"value": truth["currency"], "proof": _currency_proof(truth["currency"], prompt, blocks)},
-        "line_items": items,
-        "subtotal": proved(float(subtotal)) if subtotal is not None else {"value": None, "proof": []},
-        "tax": proved(float(tax)) if tax is not None else {"value": None, "proof": []},
-        "total": proved(float(truth["amount"])),
-    }
-
-
-def _currency_proof(code: str, prompt, blocks: list[OcrBlock]) -> list[dict[str, Any]]:
-    """The first line that shows the currency, by its code or its symbol (as a careful model cites it)."""
-    from extraction.currency import shows_currency
-
-    line = next((b for b in blocks if b.type is BlockType.LINE and shows_currency(code, b.text)), None)
-    return _proof_for(line, prompt, blocks) if line else []
 
 
 def _money(x: Decimal) -> float:
     return float(x.quantize(Decimal("0.01")))
 
 
-def bench_invoices(per_doc: int, tally: Tally) -> dict[str, int] | None:
+def _shown_as(pages, block_id: str, old: str, new: str):
+    """A copy of the OCR pages in which the word `block_id` reads `new` instead of `old`, and so do the line
+    and the cell holding it: the text the model is shown carries the error."""
+    pages = copy.deepcopy(pages)
+    blocks = [b for p in pages for b in p.blocks]
+    word = next(b for b in blocks if b.id == block_id)
+    cx, cy = word.bbox.left + word.bbox.width / 2, word.bbox.top + word.bbox.height / 2
+    for b in blocks:
+        inside = b.page == word.page and b.bbox.left <= cx <= b.bbox.right and b.bbox.top <= cy <= b.bbox.bottom
+        if b is word or (inside and b.type in (BlockType.LINE, BlockType.CELL) and old in b.text.split()):
+            b.text = " ".join(new if t == old else t for t in b.text.split()) if b is not word else new
+    return pages
+
+
+def _shown_word(answer: dict, path: str, ctx) -> OcrBlock | None:
+    """The WORD that shows the value at `path` (its proof narrowed to words), or None."""
+    from extraction.proofs import block_index, resolve_field
+    from extraction.rules import get_field
+
+    found = [f for f in resolve_field(get_field(answer, path), ctx) if f.type == "WORD"]
+    return block_index(ctx).by_id.get(found[0].block_id) if len(found) == 1 else None
+
+
+def bench_invoices(per_doc: int, tally: Tally, tmp: Path) -> dict[str, int] | None:
     if not INVOICES.exists():
         return None
-    import json
+    from extraction.render import render_document
+    from tests.invoice_answers import correct_invoice_answer
+    from tests.invoice_truth import load_truth
 
     doctype = get_doctype("invoice")
-    engine = get_engine("pdf-text")
+    engine = get_engine("auto")  # production's default: the text layer, and OCR of the text in its images
     stats = Counter()
-    for path in sorted(INVOICES.glob("*.json")):
-        pdf = path.with_suffix(".pdf")
-        if not pdf.exists():
-            continue
-        data = json.loads(path.read_text(encoding="utf-8"))
-        truth = data[0] if isinstance(data, list) else data
-        pages = engine.read(SourceDocument(path=pdf, kind="pdf", pages=[]))
+    for pdf in sorted(INVOICES.glob("*.pdf")):
+        rendered = render_document(source=pdf, kind="pdf", out_dir=tmp / pdf.stem, dpi=150, renderer="pymupdf",
+                                   max_pages=20)
+        pages = engine.read(SourceDocument(path=pdf, kind="pdf",
+                                           pages=[PageImage(r.number, r.path, r.width, r.height) for r in rendered]))
         prompt = render_prompt(pages)
         blocks = [b for p in pages for b in p.blocks]
-        answer = _invoice_answer(truth, prompt, blocks)
-        if answer is None:
-            stats["without line items"] += 1
-            continue
-        answer = doctype.parse_answer(answer)
-        validate = make_validator(doctype, RuleContext(prompt=prompt, blocks=blocks))
+        ctx = RuleContext(prompt=prompt, blocks=blocks)
+        validate = make_validator(doctype, ctx)
+        answer = doctype.parse_answer(correct_invoice_answer(pdf.stem, load_truth(pdf.stem), prompt, blocks))
         baseline = validate(answer)
         keys = _keys(baseline)
-        dirty = {f for v in baseline for f in v.fields}
         stats["invoices"] += 1
-        rng = random.Random(path.name)
-        clean_lines = [i for i in range(len(answer["line_items"]))
-                       if not any(f.startswith(f"line_items[{i}].") for f in dirty)]
-        for _ in range(per_doc):
-            if not clean_lines:
-                break
-            i = rng.choice(clean_lines)
-            item = answer["line_items"][i]
+        stats["correct answer flagged"] += bool(baseline)
+        rng = random.Random(pdf.name)
+        # the total misread: every invoice has one
+        new = aa.copy.deepcopy(answer)
+        new["total"]["value"] = _money(Decimal(str(answer["total"]["value"])) + Decimal(rng.choice(["1.00", "0.10", "9.00"])))
+        tally.record("invoice total misread", _new_codes(validate, new, keys), pdf.stem)
+        items = answer["line_items"]
+        if items:
+            stats["with line items"] += 1
+        for _ in range(per_doc if items else 0):
+            i = rng.randrange(len(items))
+            item = items[i]
             total = Decimal(str(item["line_total"]["value"]))
             qty = Decimal(str(item["quantity"]["value"] or 1))
             delta = Decimal(rng.choice(["1.00", "10.00", "0.10", "5.00", "-1.00"]))
-            # changed alone: the arithmetic breaks
             new = aa.copy.deepcopy(answer)
             new["line_items"][i]["line_total"]["value"] = _money(total + delta)
-            tally.record("invoice line total misread", _new_codes(validate, new, keys), f"{path.stem} line {i}")
+            tally.record("invoice line total misread", _new_codes(validate, new, keys), f"{pdf.stem} line {i}")
             # forced: unit price, subtotal and total adjusted so every sum still closes
-            if {"subtotal", "total"} & dirty:
-                continue
             forced = aa.copy.deepcopy(new)
             price = Decimal(str(_money((total + delta) / qty)))
             forced["line_items"][i]["unit_price"]["value"] = float(price)
@@ -315,10 +318,32 @@ def bench_invoices(per_doc: int, tally: Tally) -> dict[str, int] | None:
                 if answer[key]["value"] is not None:
                     forced[key]["value"] = _money(Decimal(str(answer[key]["value"])) + shift)
             tally.record("invoice line total forced (sums kept)", _new_codes(validate, forced, keys),
-                         f"{path.stem} line {i}")
-        if baseline:
-            stats["correct answer flagged (header proofs)"] += 1
+                         f"{pdf.stem} line {i}")
+            # the text shows a wrong line total (an OCR slip), and the model copies it
+            word = _shown_word(answer, f"line_items[{i}].line_total", ctx)
+            if word is None:
+                continue
+            wrong = total + delta
+            shown = word.text.replace(_money_text(total, word.text), _money_text(wrong, word.text))
+            if shown == word.text:
+                continue
+            spoiled = _shown_as(pages, word.id, word.text, shown)
+            sp_prompt = render_prompt(spoiled)
+            sp_validate = make_validator(doctype, RuleContext(prompt=sp_prompt, blocks=[b for p in spoiled for b in p.blocks]))
+            copied = aa.copy.deepcopy(answer)
+            copied["line_items"][i]["line_total"]["value"] = _money(wrong)
+            tally.record("invoice line total misread (the text shows it)", _new_codes(sp_validate, copied, keys),
+                         f"{pdf.stem} line {i}")
     return dict(stats)
+
+
+def _money_text(amount: Decimal, like: str) -> str:
+    """`amount` written the way `like` writes money: decimal comma or point, thousands marks."""
+    comma = re.search(r"\d,\d{2}(?!\d)", like) is not None
+    text = f"{abs(amount):,.2f}"
+    if comma:
+        text = text.replace(",", " ").replace(".", ",").replace(" ", ".")
+    return ("-" if amount < 0 else "") + text
 
 
 def main() -> int:
@@ -330,19 +355,19 @@ def main() -> int:
     tally = Tally()
     with tempfile.TemporaryDirectory(prefix="rules-catch-") as tmp:
         acta_stats = bench_actas(args.actas, args.per_doc, args.engine, tally, Path(tmp))
-    invoice_stats = bench_invoices(args.per_doc, tally)
+        invoice_stats = bench_invoices(args.per_doc, tally, Path(tmp))
 
     print(f"## Rules catch: injected reading errors (actas: {args.engine}, {acta_stats})")
     if invoice_stats is None:
         print(f"\n(invoices skipped: {INVOICES} is not here)")
     else:
-        print(f"\n(invoices: pdf-text, {invoice_stats})")
-    print("\n| error class | injected | caught | share | rules that fired (share of injections) |")
+        print(f"\n(invoices: auto, {invoice_stats})")
+    print("\n| error class | injected | caught | caught without value_grounded | rules that fired (share of injections) |")
     print("| --- | ---: | ---: | ---: | --- |")
     for name in tally.tried:
-        tried, caught = tally.tried[name], tally.caught[name]
+        tried, caught, bare = tally.tried[name], tally.caught[name], tally.without_grounding[name]
         rules = ", ".join(f"{code} {count / tried:.0%}" for code, count in tally.rules[name].most_common())
-        print(f"| {name} | {tried} | {caught} | {caught / tried:.0%} | {rules or '—'} |")
+        print(f"| {name} | {tried} | {caught / tried:.0%} | {bare / tried:.0%} | {rules or '—'} |")
     missed = {k: v for k, v in tally.misses.items() if v}
     if missed:
         print("\nMissed (first examples):")

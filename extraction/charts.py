@@ -11,7 +11,7 @@ from collections.abc import Callable, Sequence
 from html import escape
 
 PALETTE = {"bar": "#2563eb", "good": "#15803d", "bad": "#b91c1c", "warn": "#b45309", "muted": "#9ca3af"}
-_FONT = 'font-family="system-ui, sans-serif" font-size="12"'
+_FONT = 'font-family="system-ui, sans-serif" font-size="13"'
 
 
 def _text(value: object) -> str:

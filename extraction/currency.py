@@ -41,6 +41,9 @@ SYMBOL_CODES: dict[str, tuple[str, ...]] = {
     "¥": ("JPY", "CNY"),
     "KR": ("SEK", "NOK", "DKK", "ISK"),
     "R": ("ZAR",),
+    # the rupee is printed "Rs" or "Rs." as often as "₹" (India, Pakistan, Sri Lanka, Nepal)
+    "RS": ("INR", "PKR", "LKR", "NPR"),
+    "₨": ("INR", "PKR", "LKR", "NPR"),
 }
 
 

@@ -460,7 +460,9 @@ def _expand_zip(path: Path, filename: str, out_dir: Path, limits: Limits) -> lis
         ) from exc
     with zf:
         infos = zf.infolist()
-        files = [info for info in infos if not info.is_dir() and not _is_junk(info.filename)]
+        # A folder entry is skipped, unless it carries bytes: then it is reported, never dropped unseen.
+        files = [info for info in infos
+                 if (not info.is_dir() or info.file_size > 0) and not _is_junk(info.filename)]
         if not files:
             raise IntakeError(
                 "empty", f'The zip "{filename}" contains no files. Add the documents and upload again.'
@@ -546,6 +548,13 @@ def _extract_member(
             "zip_path_traversal",
             f'"{name}" in the zip was not extracted because {reason}. '
             "Re-create the zip from a folder, without absolute or '..' paths.",
+        )
+        return Entry(name=name, path=None, error=error)
+    if info.is_dir():
+        error = IntakeError(
+            "zip_folder_with_data",
+            f'"{name}" in the zip is marked as a folder but holds {_bytes(info.file_size)}; it was not extracted. '
+            "Re-create the zip from the files themselves.",
         )
         return Entry(name=name, path=None, error=error)
     if stat.S_ISLNK(info.external_attr >> 16):

@@ -13,6 +13,12 @@ Retries are our own loop, with the openai client's own retries off (max_retries=
 backoff constants are private module globals, so they could be neither configured nor shortened in
 tests without patching its internals; our loop honours Retry-After / retry-after-ms and
 x-should-retry like the client does, uses a configurable exponential backoff, and counts attempts.
+
+Deadlines: the HTTP client's timeout is per read, so an endpoint that drips a byte every few seconds
+would hold a worker for ever. Each attempt therefore runs under a watchdog that closes the connection when
+`timeout_s` has passed since the request started, whatever arrived meanwhile; and a client made with a
+`deadline` (the document's budget, `document_timeout_s`) starts no attempt, backoff or Retry-After wait
+past it. Both end as LlmTransportError: retryable.
 """
 
 from __future__ import annotations
@@ -25,6 +31,7 @@ import json
 import math
 import random
 import re
+import threading
 import time
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field, replace
@@ -49,8 +56,9 @@ class LlmConfig:
     base_url: str
     api_key: str = "not-needed"  # local servers (Ollama, llama.cpp) ignore it, the client needs one
     model: str
-    timeout_s: float = 60.0
+    timeout_s: float = 60.0  # one attempt, request to last byte of the answer
     max_retries: int = 3
+    document_timeout_s: float = 600.0  # every call for one document: rounds, retries and their waits
     input_mode: InputMode = "text"
     image_max_side: int = 1600
     price_input_per_mtok: float = 0.0
@@ -69,6 +77,8 @@ class LlmConfig:
             raise ValueError("model is required")
         if not self.timeout_s > 0:
             raise ValueError(f"timeout_s must be > 0, got {self.timeout_s}")
+        if not self.document_timeout_s > 0:
+            raise ValueError(f"document_timeout_s must be > 0, got {self.document_timeout_s}")
         if self.max_retries < 0:
             raise ValueError(f"max_retries must be >= 0, got {self.max_retries}")
         if self.input_mode not in INPUT_MODES:
@@ -173,25 +183,74 @@ def estimate_cost(usage: LlmUsage, config: LlmConfig) -> float:
 
 
 class LlmClient:
-    def __init__(self, config: LlmConfig) -> None:
+    def __init__(self, config: LlmConfig, *, deadline: float | None = None) -> None:
+        """`deadline`: a time.monotonic() value after which no call is made (the document's budget)."""
         self.config = config
+        self.deadline = deadline
         # The response mode this endpoint accepts, learned once and kept for the client's lifetime.
         self.response_mode: ResponseMode = "json_schema" if config.supports_json_schema else "json_object"
-        self._client = openai.OpenAI(
-            base_url=config.base_url,
-            api_key=config.api_key or "not-needed",
-            timeout=config.timeout_s,
-            max_retries=0,  # see the module docstring: retries are ours
-        )
+        self._lock = threading.Lock()
+        self._client: openai.OpenAI | None = None
+        self._stopped = False
+
+    def _http(self) -> openai.OpenAI:
+        with self._lock:
+            if self._stopped:
+                raise LlmError("the LLM call was stopped: this worker no longer holds the document")
+            if self._client is None:
+                self._client = openai.OpenAI(
+                    base_url=self.config.base_url,
+                    api_key=self.config.api_key or "not-needed",
+                    timeout=self.config.timeout_s,
+                    max_retries=0,  # see the module docstring: retries are ours
+                )
+            return self._client
+
+    def _discard(self, client: openai.OpenAI) -> None:
+        """Close a client from any thread (a call in flight on it fails at its next read); the next call opens anew."""
+        with self._lock:
+            if self._client is client:
+                self._client = None
+        client.close()
+
+    def abort(self) -> None:
+        """Stop for good: no other call is made (the document was taken back). The call in flight fails at its
+        next read (a socket that receives nothing at all is released by its read timeout, LLM_TIMEOUT)."""
+        with self._lock:
+            self._stopped = True
+            client, self._client = self._client, None
+        if client is not None:
+            client.close()
 
     def close(self) -> None:
-        self._client.close()
+        with self._lock:
+            client, self._client = self._client, None
+        if client is not None:
+            client.close()
 
     def __enter__(self) -> LlmClient:
         return self
 
     def __exit__(self, *exc: object) -> None:
         self.close()
+
+    def _remaining(self) -> float | None:
+        return None if self.deadline is None else self.deadline - time.monotonic()
+
+    def _budget_spent(self, attempts: int) -> LlmTransportError:
+        return LlmTransportError(
+            f"the model calls for this document took longer than their budget of "
+            f"{self.config.document_timeout_s:g} s (LLM_DOCUMENT_TIMEOUT; {attempts} attempt"
+            f"{'s' if attempts != 1 else ''} in the last call)",
+            attempts=attempts,
+        )
+
+    def _wait(self, seconds: float, attempts: int) -> None:
+        """Sleep before the next attempt, unless that would pass the deadline."""
+        remaining = self._remaining()
+        if remaining is not None and seconds >= remaining:
+            raise self._budget_spent(attempts)
+        time.sleep(seconds)
 
     def complete_json(
         self,
@@ -267,21 +326,51 @@ class LlmClient:
 
     # -- transport -------------------------------------------------------------------------------
 
+    def _create(self, kwargs: dict[str, Any], limit: float) -> Any:
+        """One attempt under a watchdog: the connection is closed `limit` seconds after the request started,
+        however the endpoint trickles its answer. Raises _DeadlineHit when the watchdog fired."""
+        client = self._http()
+        fired = threading.Event()
+
+        def expire() -> None:
+            fired.set()
+            self._discard(client)
+
+        watchdog = threading.Timer(limit, expire)
+        watchdog.daemon = True
+        watchdog.start()
+        try:
+            return client.chat.completions.create(**kwargs, timeout=limit)
+        except Exception:  # a client closed under a request raises a connection error or a RuntimeError
+            if fired.is_set():
+                raise _DeadlineHit from None
+            if self._stopped:
+                raise LlmError("the LLM call was stopped: this worker no longer holds the document") from None
+            raise
+        finally:
+            watchdog.cancel()
+
     def _create_with_retries(self, kwargs: dict[str, Any]) -> tuple[Any, int]:
         cfg = self.config
         for attempt in range(cfg.max_retries + 1):
             attempts = attempt + 1
             last = attempt == cfg.max_retries
+            remaining = self._remaining()
+            if remaining is not None and remaining <= 0:
+                raise self._budget_spent(attempt)
+            limit = cfg.timeout_s if remaining is None else min(cfg.timeout_s, remaining)
             try:
-                return self._client.chat.completions.create(**kwargs), attempts
-            except openai.APITimeoutError:
+                return self._create(kwargs, limit), attempts
+            except (_DeadlineHit, openai.APITimeoutError):
+                if limit < cfg.timeout_s:
+                    raise self._budget_spent(attempts) from None
                 if last:
                     raise LlmTransportError(
                         f"the LLM endpoint did not answer within {cfg.timeout_s:g} s "
                         f"({attempts} attempt{'s' if attempts > 1 else ''})",
                         attempts=attempts,
                     ) from None
-                time.sleep(self._backoff(attempt))
+                self._wait(self._backoff(attempt), attempts)
             except openai.APIConnectionError as err:
                 if last:
                     cause = err.__cause__ or err
@@ -290,7 +379,7 @@ class LlmClient:
                         f"({attempts} attempt{'s' if attempts > 1 else ''})",
                         attempts=attempts,
                     ) from None
-                time.sleep(self._backoff(attempt))
+                self._wait(self._backoff(attempt), attempts)
             except openai.APIStatusError as err:
                 status = err.status_code
                 message = _error_message(err)
@@ -322,8 +411,8 @@ class LlmClient:
                         status_code=status,
                         retry_after_s=retry_after,
                     ) from None
-                time.sleep(
-                    retry_after if retry_after is not None and retry_after > 0 else self._backoff(attempt)
+                self._wait(
+                    retry_after if retry_after is not None and retry_after > 0 else self._backoff(attempt), attempts
                 )
             except openai.OpenAIError as err:  # e.g. a 200 whose body is not a chat completion
                 raise LlmError(f"the LLM call failed: {err}") from None
@@ -379,6 +468,10 @@ class LlmClient:
             )
         data, parsed = parse_json_answer(raw_text, model_cls=model_cls, raw_reply=reply)
         return replace(reply, data=data, parsed=parsed)
+
+
+class _DeadlineHit(Exception):
+    """The watchdog closed the connection: the attempt passed its deadline."""
 
 
 class _Rejected(Exception):
@@ -685,6 +778,7 @@ def llm_config_from_env(environ: Mapping[str, str]) -> LlmConfig | None:
     if input_mode not in INPUT_MODES:
         raise ValueError(f"LLM_INPUT must be one of {', '.join(INPUT_MODES)}, got {input_mode!r}")
     timeout = number("LLM_TIMEOUT", 60.0, minimum=0.001)
+    document_timeout = number("LLM_DOCUMENT_TIMEOUT", 600.0, minimum=0.001)
     temperature_raw = environ.get("LLM_TEMPERATURE", "").strip().lower()
     temperature = None if temperature_raw == "none" else number("LLM_TEMPERATURE", 0.0, minimum=0)
     json_schema_raw = environ.get("LLM_JSON_SCHEMA", "").strip().lower() or "1"
@@ -695,6 +789,7 @@ def llm_config_from_env(environ: Mapping[str, str]) -> LlmConfig | None:
         api_key=environ.get("LLM_API_KEY", "").strip() or "not-needed",
         model=model,
         timeout_s=timeout,
+        document_timeout_s=document_timeout,
         max_retries=number("LLM_MAX_RETRIES", 3, minimum=0, integer=True),
         input_mode=input_mode,  # type: ignore[arg-type]  # checked above
         image_max_side=number("LLM_IMAGE_MAX_SIDE", 1600, minimum=16, integer=True),

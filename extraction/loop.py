@@ -21,6 +21,7 @@ __all__ = [
     "RoundOutcome",
     "StopReason",
     "run_validation_loop",
+    "suspicion",
 ]
 
 StopReason = Literal["passed", "stagnated", "exhausted", "error"]
@@ -104,12 +105,39 @@ def _parse_error_violation(err: AnswerParseError) -> Violation:
     )
 
 
+def suspicion(violations: Sequence[Violation]) -> float:
+    """How much of an answer looks wrong: about the fewest fields that must be wrong to explain every broken
+    rule.
+
+    Violations are read from the narrowest (one field) to the widest (a sum over 39 fields). A violation that
+    names a field already under suspicion is explained by it and adds nothing; any other adds 1, spread over
+    the fields it names, which are then under suspicion. So one misread digit (its proof, its digit/words
+    twin and the sum all broken) weighs 1, while an all-zero answer that passes every sum weighs one per
+    ungrounded row; a bare count of violations would say the opposite.
+    """
+    suspect: set[str] = set()
+    score = 0.0
+    for v in sorted(violations, key=lambda v: len(v.fields)):
+        if not v.fields:
+            score += 1.0  # about the answer as a whole (a parse error): nothing explains it
+        elif suspect.isdisjoint(v.fields):
+            score += 1.0
+            suspect.update(v.fields)
+    return score
+
+
+def _rank(r: RoundOutcome) -> tuple[bool, bool, float, int, int]:
+    # A parsed answer beats an unparsable one; a degenerate answer never wins over one that is not; then the
+    # answer that looks least wrong, then the one with fewer broken rules; ties go to the earlier round.
+    degenerate = any(v.degenerate for v in r.violations)
+    return (r.answer is None, degenerate, suspicion(r.violations), len(r.violations), r.number)
+
+
 def _best(rounds: Sequence[RoundOutcome]) -> RoundOutcome | None:
-    # A parsed answer beats an unparsable one; then fewest violations; ties go to the earlier round.
     candidates = [r for r in rounds if not r.faulted]
     if not candidates:
         return None
-    return min(candidates, key=lambda r: (r.answer is None, len(r.violations), r.number))
+    return min(candidates, key=_rank)
 
 
 def _signature(outcome: RoundOutcome) -> frozenset[tuple[Any, ...]]:

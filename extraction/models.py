@@ -78,6 +78,13 @@ class Document(models.Model):
     # The Celery task that holds the document while it is processing: the same task delivered again
     # (its worker died) may take it over; any other delivery is a no-op.
     task_id = models.CharField(max_length=64, blank=True)
+    # The worker holding the document renews this while it works (its lease); the reaper takes back only a
+    # document whose lease ran out. `attempts` doubles as the claim's fencing token.
+    heartbeat_at = models.DateTimeField(null=True, blank=True)
+    # When the document's message was handed to the broker; empty while queued means it was never sent.
+    dispatched_at = models.DateTimeField(null=True, blank=True)
+    # Settings that override the batch's for the pending run (a re-run), kept so a re-sent message keeps them.
+    run_options = models.JSONField(default=dict, blank=True)
     truth = models.JSONField(null=True, blank=True)  # known answer (the acta QR), for scoring only
     textract_import = models.FileField(upload_to=original_path, max_length=500, blank=True)
 
@@ -276,6 +283,7 @@ class ReviewEvent(models.Model):
         SEND_BACK = "send_back"
         RERUN = "rerun"
         RETRY = "retry"
+        PROOF = "proof", "Proof moved"
 
     document = models.ForeignKey(Document, on_delete=models.CASCADE, related_name="events")
     user = models.ForeignKey(conf.AUTH_USER_MODEL, null=True, on_delete=models.SET_NULL, related_name="+")
@@ -283,6 +291,10 @@ class ReviewEvent(models.Model):
     field = models.CharField(max_length=200, blank=True)
     before = models.JSONField(null=True, blank=True)
     after = models.JSONField(null=True, blank=True)
+    # A correction made on the page also changes where the value was read: the proofs before and after
+    # ([{block_id, page, type, text, bbox}]); empty for corrections typed in.
+    proof_before = models.JSONField(null=True, blank=True)
+    proof_after = models.JSONField(null=True, blank=True)
     note = models.TextField(blank=True)
     created_at = models.DateTimeField(auto_now_add=True)
 

@@ -15,7 +15,7 @@ import json
 import re
 from collections import defaultdict
 from collections.abc import Iterable
-from dataclasses import dataclass
+from dataclasses import dataclass, field, replace
 from decimal import Decimal
 from fractions import Fraction
 from typing import Any, Literal
@@ -32,6 +32,7 @@ from extraction.rules import (
     RuleContext,
     Violation,
     dates_in_text,
+    digit_word,
     digit_word_runs,
     fold,
     iter_fields,
@@ -71,6 +72,9 @@ class ResolvedProof:
     text: str
     method: Method
     score: float  # 0..1; 1.0 for an id or exact match
+    # Set by `narrow_to_words` for a number: True when these are the words that show it; False when the cited
+    # block has words and no whole run of them on one printed row shows it; None when not judged there.
+    shows_value: bool | None = field(default=None, compare=False)
 
     def to_dict(self) -> dict[str, Any]:
         b = self.bbox
@@ -92,6 +96,7 @@ class BlockIndex:
         self.by_id: dict[str, OcrBlock] = {}
         self.children: dict[str, list[OcrBlock]] = defaultdict(list)
         self.words_by_page: dict[int, list[OcrBlock]] = defaultdict(list)
+        self._cell_words: dict[str, list[OcrBlock]] = {}
         for b in blocks:
             self.by_id[b.id] = b
             if b.parent:
@@ -105,6 +110,22 @@ class BlockIndex:
 
     def words_of(self, block_id: str) -> list[OcrBlock]:
         return [b for b in self.children.get(block_id, []) if b.type is BlockType.WORD]
+
+    def words_in(self, block: OcrBlock) -> list[OcrBlock]:
+        """The WORD blocks that print a LINE or a CELL: a line's own words; a cell's words are those whose
+        centre lies inside it (engines keep a word's LINE as its parent, even inside a table)."""
+        if block.type is BlockType.LINE:
+            return self.words_of(block.id)
+        if block.type is not BlockType.CELL:
+            return []
+        if block.id not in self._cell_words:
+            box = block.bbox
+            self._cell_words[block.id] = [
+                w for w in self.words_by_page.get(block.page, [])
+                if box.left <= w.bbox.left + w.bbox.width / 2 <= box.right
+                and box.top <= w.bbox.top + w.bbox.height / 2 <= box.bottom
+            ]
+        return self._cell_words[block.id]
 
     def cells_of(self, table_id: str) -> list[OcrBlock]:
         cells = [b for b in self.children.get(table_id, []) if b.type is BlockType.CELL]
@@ -271,16 +292,23 @@ def block_index(ctx: RuleContext) -> BlockIndex:
 
 
 def resolve_field(node: dict[str, Any], ctx: RuleContext) -> list[ResolvedProof]:
-    """Resolve a proved field's proofs in a rule context (memoised per proof item, so rules share work)."""
+    """Resolve a proved field's proofs in a rule context (memoised, so rules share work).
+
+    A cited LINE or CELL that holds more than the value resolves to the words that show it (see
+    `narrow_to_words`), so the desk boxes the value itself and `value_grounded` judges those words.
+    """
     if ctx.prompt is None:
         return []
     memo: dict[str, list[ResolvedProof]] = ctx.cache.setdefault("resolved", {})
+    value = node.get("value")
     out: list[ResolvedProof] = []
     seen: set[str] = set()
     for ref in node.get("proof") or []:
-        key = json.dumps(ref, sort_keys=True, default=str)
+        key = json.dumps([ref, value], sort_keys=True, default=str)
         if key not in memo:
-            memo[key] = resolve_proof(ref, prompt=ctx.prompt, index=block_index(ctx))
+            index = block_index(ctx)
+            found = resolve_proof(ref, prompt=ctx.prompt, index=index)
+            memo[key] = [w for f in found for w in narrow_to_words(f, value, index=index, ctx=ctx)]
         for found in memo[key]:
             if found.block_id not in seen:
                 seen.add(found.block_id)
@@ -289,11 +317,143 @@ def resolve_field(node: dict[str, Any], ctx: RuleContext) -> list[ResolvedProof]
 
 
 def resolve_proofs(
-    answer: dict[str, Any], *, prompt: PromptDocument, blocks: list[OcrBlock]
+    answer: dict[str, Any], *, prompt: PromptDocument, blocks: list[OcrBlock], word_numbers: bool = False
 ) -> dict[str, list[ResolvedProof]]:
     """Every proved field of the answer -> the blocks its proofs point at (an empty list when none)."""
-    ctx = RuleContext(prompt=prompt, blocks=blocks)
+    ctx = RuleContext(prompt=prompt, blocks=blocks, word_numbers=word_numbers)
     return {path: resolve_field(node, ctx) for path, node in iter_fields(answer)}
+
+
+# --- the words of a cited block that show the value ---------------------------------------------------
+
+_MAX_SPAN = 8  # words; a value longer than this is judged on its whole block
+
+
+def visual_rows(words: list[OcrBlock]) -> list[list[OcrBlock]]:
+    """Words grouped into the rows the page prints them on, each row left to right.
+
+    A word joins the current row when its vertical centre lies within half the median word height of the
+    row's centre: the tolerance comes from the text itself, so it holds at any print size or resolution.
+    """
+    if not words:
+        return []
+    heights = sorted(w.bbox.height for w in words)
+    half = heights[len(heights) // 2] / 2
+    rows: list[list[OcrBlock]] = []
+    centre = 0.0
+    for w in sorted(words, key=lambda w: w.bbox.top + w.bbox.height / 2):
+        middle = w.bbox.top + w.bbox.height / 2
+        if rows and abs(middle - centre) <= half:
+            rows[-1].append(w)
+            centre = sum(x.bbox.top + x.bbox.height / 2 for x in rows[-1]) / len(rows[-1])
+        else:
+            rows.append([w])
+            centre = middle
+    return [sorted(row, key=lambda w: w.bbox.left) for row in rows]
+
+
+def _token_kind(text: str) -> str:
+    """'digits' for a word holding a numeral ('0056', '$4.11', 'n°562044387'), 'word' for a spelled digit
+    word, '' for anything else."""
+    t = text.strip(".,;:()[]")
+    if any(c.isdigit() for c in t):
+        return "digits"
+    return "word" if t and digit_word(t) is not None else ""
+
+
+_GROUP = re.compile(r"\d{3}(?:[.,]\d+)?[^\w]*")  # a thousands group: '234' or '234,56' (and a trailing sign)
+_LEAD = re.compile(r"[^\d]*\d{1,3}")  # the group before it: '1', '$1', '12'
+
+
+def _continues(a: OcrBlock, b: OcrBlock, kind: str) -> bool:
+    """Whether word b carries on the number that word a belongs to: digit words run on; numerals only as a
+    thousands group after a word space ('1 234,56'), never across a column gap ('10.00 15.00%' is two)."""
+    if kind == "word":
+        return True
+    return bool(_LEAD.fullmatch(a.text) and _GROUP.fullmatch(b.text)) and _gap(a, b) <= _char_width(a, b)
+
+
+def _value_kind(value: Any, *, word_numbers: bool) -> str:
+    """How a value is printed: 'number' and 'words' must be shown by a whole run on one row; 'text' (names,
+    dates, codes) by any run, or by the whole block when it wraps over several rows."""
+    if isinstance(value, int | float | Decimal) and not isinstance(value, bool):
+        return "number"
+    if isinstance(value, str):
+        if word_numbers and parse_digit_words(value) is not None:
+            return "words"
+        if not any(c.isalpha() for c in value) and parse_number(value) is not None:
+            return "number"  # an amount written as text ('1.234,56'); ids and codes hold letters
+    return "text"
+
+
+def numeric_runs(row: list[OcrBlock]) -> list[tuple[list[OcrBlock], str]]:
+    """The runs of one printed row that print a number: consecutive digit words, or a numeral with the
+    thousands groups that follow it after a word space. Each comes with the text to read it by: numerals are joined
+    without their spaces ('1 234,56' is one number), digit words with them.
+
+    The space allowed comes from the words themselves (one character's width), so two numbers in
+    neighbouring columns stay two numbers at any print size.
+    """
+    runs: list[tuple[list[OcrBlock], str]] = []
+    current: list[OcrBlock] = []
+    kind = ""
+    for w in row:
+        k = _token_kind(w.text)
+        if current and k == kind and k and _continues(current[-1], w, k):
+            current.append(w)
+            continue
+        if current and kind:
+            runs.append((current, ("" if kind == "digits" else " ").join(x.text for x in current)))
+        current, kind = [w], k
+    if current and kind:
+        runs.append((current, ("" if kind == "digits" else " ").join(x.text for x in current)))
+    return runs
+
+
+def _gap(a: OcrBlock, b: OcrBlock) -> float:
+    return b.bbox.left - a.bbox.right
+
+
+def _char_width(a: OcrBlock, b: OcrBlock) -> float:
+    chars = len(a.text) + len(b.text)
+    return (a.bbox.width + b.bbox.width) / chars if chars else 0.0
+
+
+def narrow_to_words(found: ResolvedProof, value: Any, *, index: BlockIndex, ctx: RuleContext) -> list[ResolvedProof]:
+    """The words of a cited LINE or CELL that show `value`; the block itself when it has no words.
+
+    A number (or a number spelled in digit words) is shown only by a whole run of numerals or digit words on
+    one printed row, read as a whole: '6' is not shown by the last word of 'CERO CINCO SEIS', nor 234,56 by
+    '1 234,56', nor by a cell that an engine merged over several table rows unless one of its rows prints
+    it. Other values (names, dates, codes) by the shortest run of words on one row that shows them, first
+    in reading order, or else by the block's whole text (a name may wrap over two rows of a cell).
+    """
+    if found.type not in (BlockType.LINE, BlockType.CELL) or value is None or isinstance(value, bool | list | dict):
+        return [found]
+    block = index.by_id.get(found.block_id)
+    words = index.words_in(block) if block is not None else []
+    if not words or (isinstance(value, str) and not value.strip()):
+        return [found]
+    word_numbers = ctx.word_numbers
+    numeric = _value_kind(value, word_numbers=word_numbers) != "text"
+    best: list[OcrBlock] | None = None
+    for row in visual_rows(words):
+        if numeric:
+            for run, text in numeric_runs(row):
+                if supports(value, text, word_numbers=word_numbers) and (best is None or len(run) < len(best)):
+                    best = run
+                    break
+            continue
+        for i in range(len(row)):
+            for j in range(i, min(len(row), i + _MAX_SPAN)):
+                if best is not None and j - i + 1 >= len(best):
+                    break
+                if supports(value, " ".join(w.text for w in row[i : j + 1]), word_numbers=word_numbers):
+                    best = row[i : j + 1]
+                    break
+    if best is None:
+        return [replace(found, shows_value=False) if numeric else found]
+    return [replace(_found(w, w.text, found.method, found.score), shows_value=True) for w in best]
 
 
 # --- does the cited text support the value? ----------------------------------------------------------
@@ -406,6 +566,16 @@ def _shorten(text: str, limit: int = 120) -> str:
     return text if len(text) <= limit else text[: limit - 1] + "…"
 
 
+def _grounded(value: Any, found: list[ResolvedProof], *, word_numbers: bool) -> bool:
+    """The words a proof narrowed to show the value by construction; a number is never shown by a block
+    whose words all failed to show it (its text would join numbers of several rows); anything else is
+    judged on the cited text."""
+    if any(f.shows_value for f in found):
+        return True
+    text = " ".join(f.text for f in found if f.shows_value is not False)
+    return bool(text) and supports(value, text, word_numbers=word_numbers)
+
+
 def _value_grounded_rule(*, word_numbers: bool) -> Rule:
     def value_grounded(answer: dict[str, Any], ctx: RuleContext) -> list[Violation]:
         if ctx.prompt is None:
@@ -418,9 +588,9 @@ def _value_grounded_rule(*, word_numbers: bool) -> Rule:
             found = resolve_field(node, ctx)
             if not found:
                 continue  # proof_found already says so
-            text = " ".join(f.text for f in found)
-            if supports(value, text, word_numbers=word_numbers):
+            if _grounded(value, found, word_numbers=word_numbers):
                 continue
+            text = " ".join(f.text for f in found)
             shown = json.dumps(value, ensure_ascii=False)
             out.append(
                 Violation(

@@ -39,6 +39,9 @@ class Violation:
     fields: tuple[str, ...] = ()
     expected: JsonScalar = None
     found: JsonScalar = None
+    # The whole answer is unusable (all counts zero while the page prints votes): such a round is never kept
+    # over one that is not, whatever else either breaks.
+    degenerate: bool = False
 
     def __post_init__(self) -> None:
         object.__setattr__(self, "fields", tuple(self.fields))
@@ -51,13 +54,16 @@ class Violation:
         return (self.code, self.fields, self.found)
 
     def to_dict(self) -> dict[str, Any]:
-        return {
+        out = {
             "code": self.code,
             "message": self.message,
             "fields": list(self.fields),
             "expected": self.expected,
             "found": self.found,
         }
+        if self.degenerate:
+            out["degenerate"] = True
+        return out
 
     @classmethod
     def from_dict(cls, data: dict[str, Any]) -> Violation:
@@ -67,6 +73,7 @@ class Violation:
             fields=tuple(data.get("fields") or ()),
             expected=data.get("expected"),
             found=data.get("found"),
+            degenerate=bool(data.get("degenerate")),
         )
 
 
@@ -92,6 +99,7 @@ class RuleContext:
 
     prompt: PromptDocument | None = None
     blocks: list[OcrBlock] = field(default_factory=list)
+    word_numbers: bool = False  # the document type spells numbers in digit words (DocumentType.word_numbers)
     cache: dict[str, Any] = field(default_factory=dict, repr=False)
 
 
@@ -170,6 +178,7 @@ def make_validator(
     from extraction.proofs import universal_rules  # proofs imports this module
 
     rules = [*doctype.rules, *universal_rules(word_numbers=doctype.word_numbers)]
+    ctx.word_numbers = doctype.word_numbers  # proofs narrow to the words that show a value the type's way
 
     def validate(answer: Any) -> list[Violation]:
         if hasattr(answer, "model_dump"):

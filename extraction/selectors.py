@@ -9,17 +9,35 @@ from extraction.states import Status
 
 
 def batch_list_with_counts() -> QuerySet[Batch]:
+    """Batches with counts by state; 'flagged' counts the documents still to review, 'reviewed' the
+    flagged ones a reviewer decided."""
+    from extraction.states import ReviewStatus
+
     per_status = {f"n_{s.value}": Count("documents", filter=Q(documents__status=s.value)) for s in Status}
+    per_status["n_flagged"] = Count("documents", filter=Q(documents__status=Status.FLAGGED.value,
+                                                          documents__review_status=ReviewStatus.UNREVIEWED.value))
+    per_status["n_reviewed"] = Count("documents", filter=Q(documents__status=Status.FLAGGED.value) & ~Q(
+        documents__review_status=ReviewStatus.UNREVIEWED.value))
     return Batch.objects.annotate(n_documents=Count("documents"), **per_status).order_by("-created_at")
 
 
 def batch_status_counts(*, batch: Batch) -> dict[str, int]:
+    """Documents by state; a flagged document a reviewer decided counts as 'reviewed', not 'flagged'."""
+    from extraction.states import ReviewStatus
+
     counts = {s.value: 0 for s in Status}
-    for row in batch.documents.values("status").annotate(n=Count("id")):
-        counts[row["status"]] = row["n"]
-    counts["total"] = sum(counts[s.value] for s in Status)
-    counts["done"] = counts["passed"] + counts["flagged"] + counts["failed"]
+    counts["reviewed"] = 0
+    for row in batch.documents.values("status", "review_status").annotate(n=Count("id")):
+        reviewed = row["status"] == Status.FLAGGED.value and row["review_status"] != ReviewStatus.UNREVIEWED.value
+        counts["reviewed" if reviewed else row["status"]] += row["n"]
+    counts["total"] = sum(counts[s.value] for s in Status) + counts["reviewed"]
+    counts["done"] = counts["passed"] + counts["flagged"] + counts["reviewed"] + counts["failed"]
     return counts
+
+
+def batch_unsent_count(*, batch: Batch) -> int:
+    """Queued documents of the batch whose message the broker has not taken (yet): processing is delayed."""
+    return batch.documents.filter(status=Status.QUEUED.value, dispatched_at__isnull=True).count()
 
 
 def audit_batches() -> QuerySet[Batch]:
@@ -177,3 +195,26 @@ def document_history(*, document: Document) -> dict:
                 previous = values
     events = list(ReviewEvent.objects.filter(document=document).select_related("user").order_by("created_at", "id"))
     return {"extractions": extractions, "events": events}
+
+
+def page_blocks(*, page) -> list[tuple]:
+    """A page's LINE and WORD blocks as (id, type, text, left, top, width, height, parent id), reading order."""
+    from extraction.models import Block
+
+    return list(Block.objects.filter(page=page, type__in=("LINE", "WORD")).order_by("order", "id")
+                .values_list("id", "type", "text", "left", "top", "width", "height", "parent_id"))
+
+
+def last_decision(*, document: Document):
+    """The review event that decided the document (verify or reject), with its user; None if none."""
+    from extraction.models import ReviewEvent
+
+    return (ReviewEvent.objects.filter(document=document, kind__in=("verify", "reject")).select_related("user")
+            .order_by("-created_at", "-id").first())
+
+
+def last_event(*, document: Document):
+    """The latest review event on the document, with its user; None if none."""
+    from extraction.models import ReviewEvent
+
+    return ReviewEvent.objects.filter(document=document).select_related("user").order_by("-created_at", "-id").first()

@@ -280,11 +280,11 @@ def _truth_section(*, batch: Batch, documents: list[dict], current: dict[int, di
 # --- runs side by side ---------------------------------------------------------------------------------
 
 
-def run_key(extraction: dict) -> tuple[str, str, str, str]:
-    """What distinguishes one set of settings from another: reader, model, input mode, max rounds."""
+def run_key(extraction: dict) -> tuple[str, str, str, str, str]:
+    """What distinguishes one set of settings from another: reader, model, input mode, max rounds, OCR."""
     s = extraction.get("settings") or {}
     return (extraction.get("reader") or "", str(s.get("model") or ""), str(s.get("input") or ""),
-            str(s.get("max_rounds") or ""))
+            str(s.get("max_rounds") or ""), str(s.get("ocr") or ""))
 
 
 def batch_runs(*, batch: Batch, max_documents: int = 200) -> dict[str, Any]:
@@ -320,9 +320,9 @@ def batch_runs(*, batch: Batch, max_documents: int = 200) -> dict[str, Any]:
                 g["truth_right"] += not truth_mismatches(answers[e["id"]], truth)
     compared = []
     for g in sorted(groups.values(), key=lambda g: g["started"]):
-        reader, model, input_mode, max_rounds = g["key"]
+        reader, model, input_mode, max_rounds, ocr = g["key"]
         compared.append({
-            "reader": reader, "model": model, "input": input_mode, "max_rounds": max_rounds, "n": g["n"],
+            "reader": reader, "model": model, "input": input_mode, "max_rounds": max_rounds, "ocr": ocr, "n": g["n"],
             "pass": _pct(stats.proportion(g["passed"], g["n"])),
             "first_round_pass": _pct(stats.proportion(g["first"], g["n"])),
             "mean_rounds": stats.mean(g["rounds"]), "tokens": g["tokens"], "cost": g["cost"],

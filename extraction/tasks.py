@@ -5,28 +5,31 @@ from __future__ import annotations
 from celery import shared_task
 from django.db import transaction
 
+from extraction import reaper  # noqa: F401  (the worker's reaper thread starts with the worker)
 
-def queue_documents(document_ids: list[int], *, options: dict | None = None) -> None:
-    """Queue processing once the rows are committed, so a worker never looks for a row not yet there.
 
-    `options` override the batch's settings for this run (model, input mode, rounds): a re-run.
-    """
-    for document_id in document_ids:
-        transaction.on_commit(lambda document_id=document_id: process_document.delay(document_id, options))
+def queue_documents(document_ids: list[int]) -> None:
+    """Send the documents' messages once the rows are committed, so a worker never looks for a row not yet
+    there. A send the broker refuses leaves the document queued and unsent; the reaper sends it later."""
+    if not document_ids:
+        return
+    ids = list(document_ids)
+
+    def send() -> None:
+        from extraction.services.dispatch import documents_dispatch
+
+        documents_dispatch(ids)
+
+    transaction.on_commit(send)
 
 
 # acks_late: a worker killed mid-document leaves the message on the broker and it is delivered again;
-# the claim in the service lets only that same task take the document back, so it is processed once.
-# No automatic retries: a fault ends the document FAILED with its reason, and an admin retries it.
+# the claim's lease lets that delivery (or the reaper) take the document back only once the dead worker
+# stopped renewing it, so it is processed once. No automatic retries: a fault ends the document FAILED
+# with its reason, and an admin retries it. The run's settings (a re-run's) live on the document;
+# `options` is still read from messages sent before they did.
 @shared_task(bind=True, acks_late=True, reject_on_worker_lost=True, max_retries=0, ignore_result=True)
 def process_document(self, document_id: int, options: dict | None = None) -> str:
     from extraction.services.pipeline import document_process
 
     return document_process(document_id=document_id, options=options, task_id=self.request.id or "")
-
-
-@shared_task(ignore_result=True)
-def requeue_stuck_documents() -> int:
-    from extraction.services.pipeline import documents_requeue_stuck
-
-    return documents_requeue_stuck()

@@ -17,6 +17,8 @@ class MultipleFileField(forms.FileField):
     def clean(self, data, initial=None):
         single = super().clean
         if isinstance(data, list | tuple):
+            if not data and self.required:  # a POST without files is not an (empty) batch
+                raise forms.ValidationError(self.error_messages["required"], code="required")
             return [single(d, initial) for d in data]
         return [single(data, initial)]
 

@@ -95,3 +95,29 @@ class BatchDeletion(models.Model):
 
     def __str__(self) -> str:
         return f"Deletion of batch {self.name} ({self.batch_id})"
+
+
+class DeskPresence(models.Model):
+    """Who has a document open on the desk: each open page touches its row while it polls."""
+
+    document = models.ForeignKey("extraction.Document", on_delete=models.CASCADE, related_name="+")
+    user = models.ForeignKey(conf.AUTH_USER_MODEL, on_delete=models.CASCADE, related_name="+")
+    seen_at = models.DateTimeField()
+
+    class Meta:
+        constraints = [models.UniqueConstraint(fields=["document", "user"], name="presence_unique_user")]
+        indexes = [models.Index(fields=["document", "seen_at"], name="presence_doc_seen")]
+
+    def __str__(self) -> str:
+        return f"{self.user_id} on {self.document_id}"
+
+
+class LoginThrottle(models.Model):
+    """A counter of login attempts (see reviewer.throttle): one row per hashed account, address or device."""
+
+    key = models.CharField(max_length=80, unique=True)
+    count = models.PositiveIntegerField(default=0)
+    expires_at = models.DateTimeField(db_index=True)
+
+    def __str__(self) -> str:
+        return f"{self.key}: {self.count} until {self.expires_at:%H:%M:%S}"

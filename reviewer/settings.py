@@ -8,7 +8,7 @@ from pathlib import Path
 import dj_database_url
 from django.core.exceptions import ImproperlyConfigured
 
-from reviewer.env import env_bool, env_choice, env_float, env_int, env_list, env_str
+from reviewer.env import env_bool, env_choice, env_float, env_int, env_list, env_networks, env_str
 
 BASE_DIR = Path(__file__).resolve().parent.parent
 VAR_DIR = Path(env_str("PROOFDESK_VAR_DIR", str(BASE_DIR / "var")))
@@ -61,6 +61,8 @@ MIDDLEWARE = [
     "django.contrib.auth.middleware.AuthenticationMiddleware",
     "django.contrib.messages.middleware.MessageMiddleware",
     "django.middleware.clickjacking.XFrameOptionsMiddleware",
+    "csp.middleware.CSPMiddleware",
+    "reviewer.middleware.private_cache_for_users",
     "django_htmx.middleware.HtmxMiddleware",
 ]
 
@@ -95,8 +97,9 @@ DATABASES = {
 if env_str("TEST_DATABASE_NAME"):  # lets concurrent test runs on one server keep apart
     DATABASES["default"]["TEST"] = {"NAME": env_str("TEST_DATABASE_NAME")}
 if DATABASES["default"]["ENGINE"] == "django.db.backends.sqlite3":
-    # The web server and the worker share the file: wait for a lock instead of failing at once.
-    DATABASES["default"].setdefault("OPTIONS", {})["timeout"] = 30
+    # The web server, the worker and its lease thread share the file: wait for a lock instead of failing at
+    # once, and take the write lock when a transaction begins (a read that later writes cannot deadlock).
+    DATABASES["default"].setdefault("OPTIONS", {}).update(timeout=30, transaction_mode="IMMEDIATE")
 
 DEFAULT_AUTO_FIELD = "django.db.models.BigAutoField"
 
@@ -118,9 +121,15 @@ else:
     CACHES = {"default": {"BACKEND": "django.core.cache.backends.filebased.FileBasedCache",
                           "LOCATION": str(VAR_DIR / "cache")}}
 
-# Logins: after this many failures for one username or address, wait LOGIN_LOCKOUT_SECONDS.
+# Logins (reviewer.throttle): after LOGIN_MAX_FAILURES for one account (or one known browser), or
+# LOGIN_MAX_FAILURES_PER_ADDRESS from one client address, wait LOGIN_LOCKOUT_SECONDS.
 LOGIN_MAX_FAILURES = env_int("LOGIN_MAX_FAILURES", 5, minimum=1)
+LOGIN_MAX_FAILURES_PER_ADDRESS = env_int("LOGIN_MAX_FAILURES_PER_ADDRESS", 20, minimum=1)
 LOGIN_LOCKOUT_SECONDS = env_int("LOGIN_LOCKOUT_SECONDS", 300, minimum=1)
+LOGIN_DEVICE_DAYS = env_int("LOGIN_DEVICE_DAYS", 90, minimum=1)  # a browser that logged in is known this long
+# The client address comes from CLIENT_ADDRESS_HEADER only when the peer is one of these proxies.
+TRUSTED_PROXIES = env_networks("TRUSTED_PROXIES")
+CLIENT_ADDRESS_HEADER = env_str("CLIENT_ADDRESS_HEADER", "X-Forwarded-For")
 
 LANGUAGE_CODE = "en-us"
 TIME_ZONE = env_str("TIME_ZONE", "UTC")
@@ -131,6 +140,9 @@ STATIC_URL = "static/"
 STATICFILES_DIRS = [BASE_DIR / "static"]
 STATIC_ROOT = VAR_DIR / "staticfiles"
 STATIC_ROOT.mkdir(parents=True, exist_ok=True)
+# Outside production WhiteNoise serves static files straight from static/, so the demo runs without DEBUG
+# and without collectstatic; production serves the collected, hashed files.
+WHITENOISE_USE_FINDERS = not PRODUCTION
 
 # Uploaded originals, page images and exports. Never served directly: views check the role first.
 MEDIA_ROOT = Path(env_str("MEDIA_ROOT", str(VAR_DIR / "media")))
@@ -176,9 +188,14 @@ CELERY_TASK_ALWAYS_EAGER = env_bool("CELERY_TASK_ALWAYS_EAGER", False)
 CELERY_WORKER_PREFETCH_MULTIPLIER = 1
 CELERY_TASK_ACKS_ON_FAILURE_OR_TIMEOUT = True
 CELERY_BROKER_CONNECTION_RETRY_ON_STARTUP = True
-CELERY_BEAT_SCHEDULE = {
-    "requeue-stuck-documents": {"task": "extraction.tasks.requeue_stuck_documents", "schedule": 300.0},
-}
+# The reaper (extraction.reaper, a thread in every worker): takes back documents whose worker's lease ran
+# out, sends again messages the broker never got or lost; often enough that a document waits at most about
+# a minute after the broker comes back.
+REAPER_INTERVAL_SECONDS = env_int("REAPER_INTERVAL_SECONDS", 20, minimum=1)
+# A worker renews its lease on a document every quarter of this; a lease older than this is taken back.
+PROCESSING_LEASE_SECONDS = env_int("PROCESSING_LEASE_SECONDS", 120, minimum=2)
+# A queued document sent this long ago, with nothing waiting in the broker's queue, lost its message.
+DISPATCH_LOST_AFTER_SECONDS = env_int("DISPATCH_LOST_AFTER_SECONDS", 30, minimum=1)
 
 # Pipeline
 OCR_ENGINE = env_choice("OCR_ENGINE", "auto", ["auto", "pdf-text", "rapidocr", "tesseract", "textract"])
@@ -204,7 +221,27 @@ DATA_UPLOAD_MAX_MEMORY_SIZE = 10 * 1024 * 1024
 
 # Review desk
 CLAIM_TTL_MINUTES = env_int("CLAIM_TTL_MINUTES", 30, minimum=1)
-STUCK_PROCESSING_MINUTES = env_int("STUCK_PROCESSING_MINUTES", 30, minimum=1)
+# The currency of LLM_PRICE_INPUT / LLM_PRICE_OUTPUT, shown with every cost.
+LLM_PRICE_CURRENCY = env_str("LLM_PRICE_CURRENCY", "USD") or "USD"
+DESK_POLL_SECONDS = env_int("DESK_POLL_SECONDS", 10, minimum=1, maximum=300)  # presence and stale-page checks
+
+# Content-Security-Policy on every response (django-csp): scripts, styles, images and requests from this
+# origin only; no inline script or style, no eval (htmx is configured without it in base.html), no
+# plugins, no framing, forms post here only.
+CONTENT_SECURITY_POLICY = {
+    "DIRECTIVES": {
+        "default-src": ["'none'"],
+        "script-src": ["'self'"],
+        "style-src": ["'self'"],
+        "img-src": ["'self'"],
+        "font-src": ["'self'"],
+        "connect-src": ["'self'"],
+        "form-action": ["'self'"],
+        "frame-ancestors": ["'none'"],
+        "base-uri": ["'none'"],
+        "object-src": ["'none'"],
+    },
+}
 
 # Security: strict by default in production (`manage.py check --deploy` is clean).
 SESSION_COOKIE_HTTPONLY = True

@@ -1,7 +1,7 @@
 from django.contrib.auth import views as auth_views
 from django.urls import include, path
 
-from reviewer.views import audit, auth, batches, documents_admin, home, queue
+from reviewer.views import audit, auth, batches, documents_admin, home, queue, users
 
 urlpatterns = [
     path("", home.home, name="home"),
@@ -15,6 +15,10 @@ urlpatterns = [
     path("documents/<int:document_id>/textract/", documents_admin.document_textract, name="document_textract"),
     path("queue/", queue.queue, name="queue"),
     path("audit/", audit.audit_home, name="audit_home"),
+    path("users/", users.user_list, name="user_list"),
+    path("users/new/", users.user_new, name="user_new"),
+    path("users/<int:user_id>/", users.user_edit, name="user_edit"),
+    path("users/<int:user_id>/password/", users.user_password, name="user_password"),
 ]
 
 # The review desk (issue 5) lives in its own module.

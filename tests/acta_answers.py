@@ -1,29 +1,40 @@
 """Correct acta answers, with proofs, built from the tagged text the model reads — and ways to spoil them.
 
-A scripted model in the tests reads the prompt it was sent just as a real one would: `correct_answer`
-finds each party's row (a table row or a run of lines) in the `<document>` section and cites the cells or
-words that print its values. Only the values come from outside: what the generator PRINTED on the sheet
+A scripted model in the tests and benchmarks reads the prompt it was sent just as a real one would:
+`correct_answer` finds each party's row in the `<document>` section by the party's name and the values
+printed after it (in table cells or lines, in reading order), whatever the layout: one table or several,
+free lines, one to three columns, digits before or after the words, candidates merged or repeated, and
+text as an OCR engine gives it (values split over lines, letters read for digits). It cites the cells or
+words that print each value. Only the values come from outside: what the generator PRINTED on the sheet
 (`GeneratedActa.printed`). The mutators then inject one reading error each, leaving every proof in place
 unless the error is about the proof.
 
-Pure: no Django, no pytest (bench/rules_catch.py uses it too).
+Pure: no Django, no pytest (the benchmarks use it too).
 """
 
 from __future__ import annotations
 
 import copy
 import re
+import unicodedata
 from dataclasses import dataclass, field
 from typing import Any
+
+from rapidfuzz import fuzz
 
 from extraction.acta.generate import spell_digits
 from extraction.doctypes.acta_layout import CANDIDATES, PARTIES
 from extraction.feedback import DATA_CLOSE, DATA_OPEN
 
+TOTAL_KEYS = ("valid_votes", "null_votes", "total_votes")
 TOTAL_LABELS = {"valid_votes": "VOTOS VALIDOS", "null_votes": "VOTOS NULOS", "total_votes": "TOTAL VOTOS"}
 _LINE = re.compile(r"^<LINE (\d+)> ?(.*)$")
 _TABLE = re.compile(r"^<TABLE (\d+)>$")
 _CELL_SPLIT = re.compile(r"(?<!\\)\|")
+# Letters an OCR engine reads for digits inside a number.
+_AS_DIGIT = str.maketrans({"O": "0", "o": "0", "D": "0", "Q": "0", "I": "1", "l": "1", "|": "1", "i": "1",
+                           "S": "5", "B": "8", "Z": "2"})
+_WINDOW_UNITS = 6  # how far (in lines or cells) a row's values may stand from its label
 
 
 @dataclass
@@ -51,6 +62,7 @@ class Unit:
 class ParsedPrompt:
     lines: list[Unit] = field(default_factory=list)  # in prompt order
     rows: list[list[Unit]] = field(default_factory=list)  # every table row, in prompt order
+    units: list[Unit] = field(default_factory=list)  # lines and cells (row by row) in prompt order
 
 
 def data_section(body_or_text: Any) -> str:
@@ -95,90 +107,235 @@ def parse_prompt(text: str) -> ParsedPrompt:
             if line.startswith("|"):
                 row += 1
                 cells = [c.strip().replace("\\|", "|") for c in _CELL_SPLIT.split(line.strip("|"))]
-                parsed.rows.append([Unit("CELL", c, table=table, row=row, column=i + 1) for i, c in enumerate(cells)])
+                units = [Unit("CELL", c, table=table, row=row, column=i + 1) for i, c in enumerate(cells)]
+                parsed.rows.append(units)
+                parsed.units += [u for u in units if u.text]
             continue
         if m := _TABLE.match(line):
             table, row = int(m.group(1)), 0
         elif m := _LINE.match(line):
-            parsed.lines.append(Unit("LINE", m.group(2), line=int(m.group(1))))
+            unit = Unit("LINE", m.group(2), line=int(m.group(1)))
+            parsed.lines.append(unit)
+            parsed.units.append(unit)
     return parsed
 
 
-def _starts_with(tokens: list[str], label: list[str]) -> bool:
-    return tokens[: len(label)] == label
+# --- finding a row by its label and the values printed after it ---------------------------------------
 
 
-def _contains(tokens: list[str], wanted: list[str]) -> bool:
-    n = len(wanted)
-    return any(tokens[i:i + n] == wanted for i in range(len(tokens) - n + 1))
+def _fold(token: str) -> str:
+    token = unicodedata.normalize("NFKD", token.upper())
+    return "".join(c for c in token if c.isalnum())
 
 
-_LABELS = [p.split() for p in PARTIES] + [t.split() for t in TOTAL_LABELS.values()]
+def _as_number(token: str) -> str:
+    raw = token.strip(".,:;")
+    digits = raw.translate(_AS_DIGIT)
+    return digits if digits.isdigit() and sum(c.isdigit() for c in raw) * 2 >= len(raw) else ""
 
 
-def _is_label(unit: Unit) -> bool:
-    return any(_starts_with(unit.tokens, label) for label in _LABELS)
+_PARTY_TOKENS = {p: [_fold(t) for t in p.split()] for p in PARTIES}
+_TOTAL_WORDS = {"valid_votes": ("VALIDOS", "VALIDO"), "null_votes": ("NULOS", "NULO")}
 
 
-def find_row(parsed: ParsedPrompt, label: str, digits: str, words: str) -> tuple[Unit, Unit]:
-    """The units printing `digits` and `words` on the row labelled `label` (a party or a total)."""
-    want, digit_tokens, word_tokens = label.split(), [digits], words.split()
-    for cells in parsed.rows:
-        for anchor in cells:
-            if not _starts_with(anchor.tokens, want):
-                continue
-            right = [c for c in cells if c.column >= anchor.column]
-            d = next((c for c in right if _contains(c.tokens, digit_tokens)), None)
-            w = next((c for c in right if _contains(c.tokens, word_tokens)), None)
-            if d and w:
-                return d, w
-    for i, anchor in enumerate(parsed.lines):
-        if not _starts_with(anchor.tokens, want):
-            continue
-        window = [anchor]
-        for unit in parsed.lines[i + 1:i + 5]:
-            if _is_label(unit):
+def _total_key(folded: list[str], i: int) -> str | None:
+    """A total's label at token i: VALIDOS / NULOS anywhere in it, else TOTAL (TOTALES) alone."""
+    token = folded[i]
+    for key, words in _TOTAL_WORDS.items():
+        if token in words:
+            return key
+    if token.startswith("TOTAL"):
+        near = folded[i + 1:i + 4]
+        if any(t in words for words in _TOTAL_WORDS.values() for t in near):
+            return None  # "TOTAL VOTOS VALIDOS": the label is VALIDOS'
+        return "total_votes"
+    return None
+
+
+@dataclass(frozen=True)
+class _Token:
+    unit: int
+    index: int
+    text: str  # as in the prompt
+    folded: str
+
+
+class _Stream:
+    """Every token of the prompt in reading order, with where the labels (parties, totals) stand."""
+
+    def __init__(self, parsed: ParsedPrompt):
+        self.units = parsed.units
+        self.tokens: list[_Token] = []
+        for u, unit in enumerate(parsed.units):
+            for i, text in enumerate(unit.text.split()):
+                self.tokens.append(_Token(u, i, text, _fold(text)))
+        folded = [t.folded for t in self.tokens]
+        self.labels: dict[int, tuple[str, int]] = {}  # token position -> (label key, label length)
+        for pos in range(len(folded)):
+            for party, want in _PARTY_TOKENS.items():
+                if pos not in self.labels and folded[pos:pos + len(want)] == want and self._same_unit(pos, len(want)):
+                    self.labels[pos] = (party, len(want))
+            key = _total_key(folded, pos)
+            if key and pos not in self.labels:
+                self.labels[pos] = (key, 1)
+
+    def _same_unit(self, pos: int, n: int) -> bool:
+        return len({t.unit for t in self.tokens[pos:pos + n]}) == 1
+
+    def anchors(self, key: str) -> list[int]:
+        return [pos for pos, (k, _) in self.labels.items() if k == key]
+
+    def window(self, anchor: int) -> list[int]:
+        """Token positions after the label up to the next label (a few units at most), then those before
+        it back to the previous label: where this row's values are printed."""
+        n = self.labels[anchor][1]
+        first_unit = self.tokens[anchor].unit
+        after = []
+        for pos in range(anchor + n, len(self.tokens)):
+            if pos in self.labels or self.tokens[pos].unit - first_unit > _WINDOW_UNITS:
                 break
-            window.append(unit)
-        d = next((u for u in window if _contains(u.tokens, digit_tokens)), None)
-        w = next((u for u in window if _contains(u.tokens, word_tokens)), None)
-        if d and w:
-            return d, w
-    raise ValueError(f"the prompt has no row {label!r} printing {digits} / {words}")
+            after.append(pos)
+        before = []
+        for pos in range(anchor - 1, -1, -1):
+            if pos in self.labels or first_unit - self.tokens[pos].unit > 2:
+                break
+            before.append(pos)
+        return after + before
 
 
-def _digits_proof(unit: Unit, digits: str) -> list[dict[str, Any]]:
-    if unit.kind == "LINE" and unit.tokens != [digits]:
-        return [{"type": "WORD", "line": unit.line, "value": digits}]
+def _digits_at(stream: _Stream, window: list[int], digits: str) -> int | None:
+    for test in (lambda t: t.text.strip(".,:;") == digits,
+                 lambda t: _as_number(t.text) == digits,
+                 lambda t: _as_number(t.text) != "" and int(_as_number(t.text)) == int(digits)):
+        for pos in window:
+            if test(stream.tokens[pos]):
+                return pos
+    return None
+
+
+def _words_at(stream: _Stream, window: list[int], words: str) -> list[int] | None:
+    want = words.split()
+    n = len(want)
+    runs = [window[i:i + n] for i in range(len(window) - n + 1) if window[i:i + n] == list(range(window[i],
+                                                                                              window[i] + n))]
+    for run in runs:
+        if [stream.tokens[p].folded for p in run] == want:
+            return run
+    best = max(runs, key=lambda r: fuzz.ratio(" ".join(stream.tokens[p].folded for p in r), words), default=None)
+    if best and fuzz.ratio(" ".join(stream.tokens[p].folded for p in best), words) >= 85:
+        return best
+    return None
+
+
+def _cite_digits(stream: _Stream, pos: int) -> list[dict[str, Any]]:
+    token, unit = stream.tokens[pos], stream.units[stream.tokens[pos].unit]
+    if unit.kind == "LINE" and len(unit.text.split()) > 1:
+        return [{"type": "WORD", "line": unit.line, "value": token.text}]
     return [unit.proof()]
+
+
+def _cite_units(stream: _Stream, positions: list[int]) -> list[dict[str, Any]]:
+    out: list[dict[str, Any]] = []
+    for pos in positions:
+        proof = stream.units[stream.tokens[pos].unit].proof()
+        if proof not in out:
+            out.append(proof)
+    return out
+
+
+def _in_merged_cell(stream: _Stream, rows: list[list[Unit]], anchor: int, digits: str, words: str
+                    ) -> tuple[list[dict[str, Any]], list[dict[str, Any]]] | None:
+    """A cell holding the labels of several rows (the text layer merged them): the values are the same
+    ordinal in the cells beside it that hold as many numbers and spelled numbers."""
+    unit = stream.units[stream.tokens[anchor].unit]
+    if unit.kind != "CELL":
+        return None
+    labels = [pos for pos in stream.labels if stream.tokens[pos].unit == stream.tokens[anchor].unit]
+    if len(labels) < 2:
+        return None
+    ordinal, width = sorted(labels).index(anchor), len(words.split())
+    row = next((r for r in rows if any(c is unit for c in r)), [])
+    d_proof = w_proof = None
+    for cell in row:
+        tokens = cell.text.split()
+        numbers = [t for t in tokens if _as_number(t)]
+        if len(numbers) == len(labels) == len(tokens) and int(_as_number(numbers[ordinal])) == int(digits):
+            d_proof = [cell.proof()]
+        elif len(tokens) == len(labels) * width and " ".join(
+                _fold(t) for t in tokens[ordinal * width:(ordinal + 1) * width]) == words:
+            w_proof = [cell.proof()]
+    return (d_proof, w_proof) if d_proof and w_proof else None
+
+
+def _locate(stream: _Stream, key: str, digits: str, words: str, rows: list[list[Unit]]
+            ) -> tuple[list[dict[str, Any]], list[dict[str, Any]]] | None:
+    """(digits proof, words proof) of the row labelled `key` that prints these values, or None."""
+    fallback = None
+    for anchor in stream.anchors(key):
+        merged = _in_merged_cell(stream, rows, anchor, digits, words)
+        if merged:
+            return merged
+        window = stream.window(anchor)
+        d, w = _digits_at(stream, window, digits), _words_at(stream, window, words)
+        if d is not None and w is not None:
+            return _cite_digits(stream, d), _cite_units(stream, w)
+        if fallback is None and (d is not None or w is not None):
+            label = _cite_units(stream, [anchor])
+            fallback = (_cite_digits(stream, d) if d is not None else label,
+                        _cite_units(stream, w) if w is not None else label)
+    return fallback
 
 
 def _field(value: Any, proof: list[dict[str, Any]]) -> dict[str, Any]:
     return {"value": value, "proof": proof}
 
 
-def correct_answer(prompt_text: str, printed: dict[str, Any]) -> dict[str, Any]:
-    """The answer a careful model gives: the values as printed, each citing where it is printed."""
+def _acta_id_proof(parsed: ParsedPrompt, acta_id: str) -> list[dict[str, Any]]:
+    for unit in parsed.units:
+        for token in unit.text.split():
+            if acta_id in token.translate(_AS_DIGIT):
+                if unit.kind == "LINE" and len(unit.text.split()) > 1:
+                    return [{"type": "WORD", "line": unit.line, "value": token}]
+                return [unit.proof()]
+    for unit in parsed.units:  # split by the OCR ("050201001. 01")
+        if acta_id in re.sub(r"\s+", "", unit.text).translate(_AS_DIGIT):
+            return [unit.proof()]
+    return []
+
+
+def correct_answer(prompt_text: str, printed: dict[str, Any], *, strict: bool = True) -> dict[str, Any]:
+    """The answer a careful model gives: the values as printed, each citing where it is printed.
+
+    With `strict`, a value the prompt does not show next to its label raises ValueError; without, the
+    value is still answered (the model read it right) with the best proof the text offers: its label's
+    line or cell, or none.
+    """
     parsed = parse_prompt(prompt_text)
-    acta_id = printed["acta_id"]
-    id_line = next((u for u in parsed.lines if acta_id in u.text), None)
-    if id_line is None:
-        raise ValueError(f"the prompt has no line with the acta id {acta_id}")
-    answer: dict[str, Any] = {
-        "acta_id": _field(acta_id, [{"type": "WORD", "line": id_line.line, "value": acta_id}]),
-        "rows": [],
-    }
+    stream = _Stream(parsed)
+    missing: list[str] = []
+    id_proof = _acta_id_proof(parsed, printed["acta_id"])
+    if not id_proof:
+        missing.append(f"the acta code {printed['acta_id']}")
+    answer: dict[str, Any] = {"acta_id": _field(printed["acta_id"], id_proof), "rows": []}
     for row in printed["rows"]:
-        d, w = find_row(parsed, row["party"], row["votes_text"], row["votes_words"])
+        found = _locate(stream, row["party"], row["votes_text"], row["votes_words"], parsed.rows)
+        if found is None:
+            missing.append(f"row {row['party']} printing {row['votes_text']} / {row['votes_words']}")
+            found = ([], [])
         answer["rows"].append({
             "party": row["party"],
-            "votes": _field(int(row["votes_text"]), _digits_proof(d, row["votes_text"])),
-            "votes_words": _field(row["votes_words"], [w.proof()]),
+            "votes": _field(int(row["votes_text"]), found[0]),
+            "votes_words": _field(row["votes_words"], found[1]),
         })
-    for key, label in TOTAL_LABELS.items():
-        d, w = find_row(parsed, label, printed[f"{key}_text"], printed[f"{key}_words"])
-        answer[key] = _field(int(printed[f"{key}_text"]), _digits_proof(d, printed[f"{key}_text"]))
-        answer[f"{key}_words"] = _field(printed[f"{key}_words"], [w.proof()])
+    for key in TOTAL_KEYS:
+        found = _locate(stream, key, printed[f"{key}_text"], printed[f"{key}_words"], parsed.rows)
+        if found is None:
+            missing.append(f"{key} printing {printed[f'{key}_text']} / {printed[f'{key}_words']}")
+            found = ([], [])
+        answer[key] = _field(int(printed[f"{key}_text"]), found[0])
+        answer[f"{key}_words"] = _field(printed[f"{key}_words"], found[1])
+    if strict and missing:
+        raise ValueError(f"the prompt does not show {'; '.join(missing[:3])}")
     return answer
 
 

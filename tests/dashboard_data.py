@@ -23,7 +23,7 @@ def acta_answer(counts: list[int], *, null: int = 2) -> dict:
         return {"value": value, "proof": [{"type": "LINE", "id": 1}]}
 
     valid = sum(counts)
-    answer = {"acta_id": proved("170703046.05.1.0001"),
+    answer = {"acta_id": proved("170703046.05"),
               "rows": [{"party": p, "votes": proved(c), "votes_words": proved(str(c))} for p, c in zip(PARTIES, counts,
                                                                                                         strict=True)]}
     for key, value in (("valid_votes", valid), ("null_votes", null), ("total_votes", valid + null)):
@@ -34,7 +34,7 @@ def acta_answer(counts: list[int], *, null: int = 2) -> dict:
 
 def truth_of(counts: list[int], *, null: int = 2) -> dict:
     valid = sum(counts)
-    return {"acta_id": "170703046.05.1.0001", "counts": list(counts), "null_votes": null, "extra": 0,
+    return {"acta_id": "170703046.05", "counts": list(counts), "null_votes": null, "extra": 0,
             "valid_votes": valid, "total_votes": valid + null}
 
 

@@ -104,7 +104,7 @@ def flagged_acta(*, batch: Batch | None = None, seed: int = 1, pages: int = 1, w
     valid, null = sum(counts), 3
     totals = [(label, str(n).zfill(width), spell_digits(str(n).zfill(width)))
               for label, n in (("VOTOS VALIDOS", valid), ("VOTOS NULOS", null), ("TOTAL VOTOS", valid + null))]
-    acta_id = f"{170703045 + seed:09d}.05.1.{seed % 10000:04d}"
+    acta_id = f"{170703045 + seed:09d}.05"
 
     batch = batch or Batch.objects.create(name=f"desk-{seed}", doctype="acta", ocr_engine="rapidocr")
     document = Document.objects.create(batch=batch, filename=filename or f"acta-{seed}.pdf", sha256=f"{seed:064d}",

@@ -44,6 +44,7 @@ class Reply:
     delay_s: float = 0.0
     then: Step | None = None  # answered after delay_s (reply_delay)
     drop: bool = False  # close the connection without answering
+    drip_s: float = 0.0  # send the status line, the headers and the body one byte every drip_s seconds
 
 
 Step = Reply | Callable[[dict[str, Any]], "Step"]
@@ -147,6 +148,18 @@ def reply_delay(seconds: float, then: Step | None = None) -> Reply:
     return Reply(delay_s=seconds, then=then if then is not None else reply_json({}))
 
 
+def reply_drip(every_s: float = 2.0, then: Reply | None = None) -> Reply:
+    """Answer `then` (a normal empty-JSON answer when not given) one byte every `every_s` seconds, headers
+    included: a connection that is never idle long enough for a read timeout, and never finishes."""
+    base = then if then is not None else reply_json({})
+    return Reply(status=base.status, body=base.body, headers=base.headers, drip_s=every_s)
+
+
+def reply_hang() -> Reply:
+    """Accept the request and never answer (until the server stops)."""
+    return Reply(delay_s=3600, then=reply_json({}))
+
+
 def reply_drop() -> Reply:
     """Close the connection without answering (the client sees a reset / disconnect)."""
     return Reply(drop=True)
@@ -213,8 +226,24 @@ class _Handler(BaseHTTPRequestHandler):
             if step.drop:
                 self._drop()
                 return
+            if step.drip_s:
+                self._drip(step, stop)
+                return
             self._send(step)
             return
+
+    def _drip(self, reply: Reply, stop: threading.Event) -> None:
+        payload = reply.body if isinstance(reply.body, bytes) else json.dumps(reply.body).encode()
+        head = (f"HTTP/1.0 {reply.status} OK\r\nContent-Type: application/json\r\n"
+                f"Content-Length: {len(payload)}\r\n\r\n").encode()
+        try:
+            for byte in head + payload:
+                self.wfile.write(bytes([byte]))
+                self.wfile.flush()
+                if stop.wait(reply.drip_s):
+                    return
+        except OSError:
+            pass  # the client gave up: what a deadline is for
 
     def _send(self, reply: Reply) -> None:
         if reply.body is None:

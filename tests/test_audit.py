@@ -259,7 +259,7 @@ def test_a_supervisor_samples_audits_and_sees_the_estimate_move_on_the_pages(cli
     assert "50.0 %" in page and "1 disagreement in 2 audited documents" in page
     low, high = stats.wilson_interval(1, 2)
     assert f"{100 * low:.1f} % – {100 * high:.1f} %" in page
-    assert "null_votes" in page
+    assert "Null votes" in page
 
     sample_page = client.get(reverse("audit_sample", args=[sample.id])).content.decode()
     assert "gives exactly these documents" in sample_page and "Null votes misread" in sample_page
@@ -274,17 +274,21 @@ def test_a_refused_verdict_shows_the_reason_and_keeps_what_was_typed(client_as, 
     assert b'value="valid_votes" aria-label="Valid votes is wrong" checked' in response.content
 
 
-def test_the_item_page_shows_fields_and_proofs_read_only_with_a_link_to_the_desk_and_escapes_text(client_as, users):
+def test_the_item_page_shows_fields_beside_the_page_with_their_proof_boxes_and_escapes_text(client_as, users):
+    from extraction.models import Block
+
     acta = flagged_acta(seed=5, wrong_row=None)  # a real passed acta with resolved proofs
     fv = acta.extraction.fields.get(path="acta_id")
-    fv.proofs = [{**fv.proofs[0], "text": "<script>alert(1)</script>"}]
-    fv.save()
+    Block.objects.filter(pk=int(fv.proofs[0]["block_id"])).update(text="<script>alert(1)</script>")
     sample = draw(acta.document.batch, users["supervisor"], count=1)
     item = sample.items.get()
     page = client_as("supervisor").get(reverse("audit_item", args=[sample.id, item.id])).content.decode()
     assert reverse("desk_document", args=[acta.document.id]) in page
     assert "<script>alert(1)" not in page and "&lt;script&gt;alert(1)" in page
-    assert "page 1 · LINE" in page or "page 1 · WORD" in page
+    assert reverse("desk_page_image", args=[acta.document.id, 1]) in page  # the page itself, not box numbers
+    b = fv.proofs[0]["bbox"]
+    assert f'1:{b["left"]:.5f},{b["top"]:.5f},{b["width"]:.5f},{b["height"]:.5f}' in page
+    assert ">Acta id</a>" in page and "[0.0" not in page
     assert page.count('name="fields"') == acta.extraction.fields.count()
 
 

@@ -161,7 +161,7 @@ def test_the_rule_chart_and_the_audit_charts_do_not_mix_up(client_as, known_batc
     page = client_as("admin").get(reverse("batch_dashboard", args=[known_batch.id])).content.decode()
     assert "<title>Party votes do not add up to the valid votes: 1</title>" in page  # flagged by rule
     assert "<title>A supervisor disagreed in an audit: 2</title>" in page
-    assert "<title>null_votes: 1</title>" in page  # the audit's wrong fields
+    assert "<title>Null votes: 1</title>" in page  # the audit's wrong fields, in words
     assert page.count("<svg") == 7
 
 

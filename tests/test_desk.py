@@ -9,7 +9,7 @@ import pytest
 from django.urls import reverse
 from PIL import Image
 
-from extraction.models import Document, FieldValue, ReviewEvent
+from extraction.models import Block, Document, FieldValue, ReviewEvent
 from extraction.services import review
 from tests.desk_data import add_proof_on_page, flagged_acta, tiny_flagged_document
 
@@ -155,56 +155,67 @@ def test_a_supervisor_sees_the_desk_read_only(client_as, acta):
     assert "edit-link" not in html and 'id="verify-form"' not in html
 
 
-def test_clicking_a_field_shows_its_proof_box_where_the_block_is(client_as, acta):
+def test_each_field_carries_its_proof_boxes_so_a_click_highlights_without_a_request(client_as, acta):
+    path = f"rows[{acta.wrong_row}].votes_words"
+    bbox = FieldValue.objects.get(extraction=acta.extraction, path=path).proofs[0]["bbox"]
+    html = client_as("reviewer").get(reverse("desk_document", args=[acta.document.id])).content.decode()
+    link = re.search(rf'<a class="field"[^>]*data-path="{re.escape(path)}"[^>]*>', html).group(0)
+    boxes = re.search(r'data-boxes="1:([^"]+)"', link).group(1).split(";")[0]
+    assert [float(x) for x in boxes.split(",")] == pytest.approx(
+        [bbox["left"], bbox["top"], bbox["width"], bbox["height"]], abs=1e-5)
+    assert 'data-label="' in link and "votes in words" in link  # the label, for the proof's heading
+
+
+def test_another_page_comes_as_a_partial_with_the_words_and_lines_to_pick_from(client_as, acta):
     path = f"rows[{acta.wrong_row}].votes_words"
     fv = FieldValue.objects.get(extraction=acta.extraction, path=path)
     bbox = fv.proofs[0]["bbox"]
     response = client_as("reviewer").get(reverse("desk_proof", args=[acta.document.id]), {"field": path}, **HTMX)
     html = response.content.decode()
-    assert html.lstrip().startswith('<div id="page-pane"')  # only the partial
-    box = re.search(r'class="proof-box".*?style="left: ([\d.]+)%; top: ([\d.]+)%; width: ([\d.]+)%; height: ([\d.]+)%',
-                    html, re.S)
-    assert [float(x) for x in box.groups()] == pytest.approx(
-        [bbox["left"] * 100, bbox["top"] * 100, bbox["width"] * 100, bbox["height"] * 100], abs=1e-3)
+    assert html.lstrip().startswith('<div id="page-stage"')  # only the partial
+    rect = re.search(r'<rect class="proof-box on"[^>]*x="([\d.]+)" y="([\d.]+)" width="([\d.]+)" height="([\d.]+)"', html)
+    assert [float(x) for x in rect.groups()] == pytest.approx(
+        [bbox["left"] * 1275, bbox["top"] * 1650, bbox["width"] * 1275, bbox["height"] * 1650], abs=0.06)
     assert reverse("desk_page_image", args=[acta.document.id, 1]) in html
+    words = Block.objects.filter(document=acta.document, type="WORD").count()
+    assert html.count('<rect class="w"') == words and html.count('<rect class="l"') > 0
 
 
 def test_a_field_without_js_opens_the_full_desk_with_the_field_selected(client_as, acta):
     response = client_as("reviewer").get(reverse("desk_proof", args=[acta.document.id]), {"field": "acta_id"})
     assert response.status_code == 302
     html = client_as("reviewer").get(response["Location"]).content.decode()
-    assert "Proof of <code>acta_id</code>" in html and "proof-box" in html
+    assert "Proof of <b>Acta id</b>" in html and 'class="proof-box on"' in html
 
 
-def test_a_field_with_proofs_on_several_pages_steps_through_them(client_as):
+def test_a_field_with_proofs_on_several_pages_names_each_page(client_as):
     acta = flagged_acta(seed=22, pages=3)
     add_proof_on_page(extraction=acta.extraction, path="acta_id", page_number=3)
-    url = reverse("desk_proof", args=[acta.document.id])
     client = client_as("reviewer")
-    html = client.get(url, {"field": "acta_id"}, **HTMX).content.decode()
-    assert "page 1 of 3" in html and "proof on 2 pages" in html and "page 3 →" in html
-    html = client.get(url, {"field": "acta_id", "page": 3}, **HTMX).content.decode()
-    assert "page 3 of 3" in html and "← page 1" in html and html.count('class="proof-box"') == 1
+    desk = client.get(reverse("desk_document", args=[acta.document.id])).content.decode()
+    link = re.search(r'<a class="field"[^>]*data-path="acta_id"[^>]*>', desk).group(0)
+    assert re.search(r'data-boxes="1:[^"]*;3:[^"]+"', link)
+    html = client.get(reverse("desk_proof", args=[acta.document.id]), {"field": "acta_id", "page": 3},
+                      **HTMX).content.decode()
+    assert "page 3 of 3" in html and html.count('class="proof-box on"') == 1
     assert reverse("desk_page_image", args=[acta.document.id, 3]) in html
 
 
 def test_clicking_a_rule_highlights_the_proofs_of_every_field_it_involves(client_as, acta):
     violation = acta.extraction.violations.get()
-    html = client_as("reviewer").get(reverse("desk_proof", args=[acta.document.id]), {"violation": violation.id},
-                                     **HTMX).content.decode()
+    html = client_as("reviewer").get(reverse("desk_document", args=[acta.document.id]),
+                                     {"violation": violation.id}).content.decode()
     involved = FieldValue.objects.filter(extraction=acta.extraction, path__in=violation.fields)
-    assert html.count('class="proof-box"') == sum(len(fv.proofs) for fv in involved) >= 2
-    assert {f'data-path="{p}"' for p in violation.fields} <= set(re.findall(r'data-path="[^"]+"', html))
+    assert html.count('class="proof-box on"') == sum(len(fv.proofs) for fv in involved) >= 2
     assert f'data-fields="rows[{acta.wrong_row}].votes|rows[{acta.wrong_row}].votes_words"' in html
 
 
 def test_a_value_without_proof_says_so_plainly(client_as, acta):
     FieldValue.objects.filter(extraction=acta.extraction, path="acta_id").update(proofs=[])
     client = client_as("reviewer")
-    html = client.get(reverse("desk_proof", args=[acta.document.id]), {"field": "acta_id"}, **HTMX).content.decode()
-    assert "No proof: this value was not found anywhere on the page." in html and "proof-box" not in html
-    desk = client.get(reverse("desk_document", args=[acta.document.id])).content.decode()
-    assert '<span class="tag bad">no proof</span>' in desk
+    desk = client.get(reverse("desk_document", args=[acta.document.id]), {"field": "acta_id"}).content.decode()
+    assert "Acta id has no proof: the value was not found on the page." in desk
+    assert 'class="proof-box on"' not in desk and '<span class="tag bad">no proof</span>' in desk
 
 
 def test_an_ungrounded_value_says_what_the_cited_text_reads(client_as, acta):
@@ -212,9 +223,19 @@ def test_an_ungrounded_value_says_what_the_cited_text_reads(client_as, acta):
 
     Violation.objects.create(extraction=acta.extraction, code="value_grounded", message="m", fields=["acta_id"],
                              expected="1", found="ACTA 999")
-    html = client_as("reviewer").get(reverse("desk_proof", args=[acta.document.id]), {"field": "acta_id"},
-                                     **HTMX).content.decode()
-    assert "Ungrounded: the cited text reads &#x27;ACTA 999&#x27;" in html
+    html = client_as("reviewer").get(reverse("desk_document", args=[acta.document.id]),
+                                     {"field": "acta_id"}).content.decode()
+    assert "Ungrounded: the cited text reads &quot;ACTA 999&quot;" in html
+
+
+def test_rule_messages_name_fields_by_their_labels_not_their_paths(client_as, acta):
+    from extraction.models import Violation
+
+    Violation.objects.create(extraction=acta.extraction, code="value_grounded", fields=["rows[28].votes_words"],
+                             message='rows[28].votes_words: the answer says "UNO" but the cited text reads "DOS"')
+    html = client_as("reviewer").get(reverse("desk_document", args=[acta.document.id])).content.decode()
+    assert "rows[28].votes_words:" not in html
+    assert "MIN — ANTONIO ECARRI: votes in words: the answer says" in html
 
 
 # --- correcting --------------------------------------------------------------------------------------
@@ -273,10 +294,11 @@ def test_verify_with_failing_rules_asks_for_a_note_then_verifies(client_as, acta
     assert response["HX-Retarget"] == "#desk-status"
     assert "1 rule still fail: write why you verify anyway." in response.content.decode()
     response = client.post(url, {"version": acta.document.version, "note": "the sheet is wrong"}, **HTMX)
-    assert response["HX-Redirect"] == reverse("desk_document", args=[acta.document.id])
+    assert response["HX-Redirect"] == reverse("queue")  # the next document, and here none is left
     assert Document.objects.get(pk=acta.document.id).review_status == "verified"
     html = client.get(reverse("desk_document", args=[acta.document.id])).content.decode()
-    assert "Already verified: read-only." in html and "edit-link" not in html
+    assert "Verified by reviewer: read-only" in html and "edit-link" not in html
+    assert '<span id="status-pill" class="status status-verified">verified</span>' in html
 
 
 def test_a_supervisor_sends_a_passed_document_back_and_reviewers_may_then_edit_it(client_as):
@@ -329,7 +351,9 @@ def test_history_shows_rounds_rules_stop_reason_and_every_review_event(client_as
     html = client_as("supervisor").get(reverse("desk_history", args=[acta.document.id])).content.decode()
     assert "Round 1" in html and "A row&#x27;s digits and words disagree" in html
     assert '<b class="stop-reason">exhausted</b>' in html
-    assert f"<code>rows[{acta.wrong_row}].votes_words</code>" in html and acta.true_words in html
+    party = acta.extraction.answer["rows"][acta.wrong_row]["party"]
+    assert f"{party} — " in html and ": votes in words</td>" in html and acta.true_words in html
+    assert f"rows[{acta.wrong_row}]" not in html
 
 
 def test_history_shows_what_the_model_changed_between_rounds(client_as, acta):
@@ -340,18 +364,27 @@ def test_history_shows_what_the_model_changed_between_rounds(client_as, acta):
     Round.objects.create(extraction=acta.extraction, number=2, state="completed",
                          parsed=set_field(first.parsed, "rows[0].votes", 4242), violations=[])
     html = client_as("reviewer").get(reverse("desk_history", args=[acta.document.id])).content.decode()
-    assert re.search(r"<td><code>rows\[0\]\.votes</code></td><td>\d+</td><td>4242</td>", html)
+    assert re.search(r"<td>PSUV — NICOLAS MADURO: votes</td><td>\d+</td><td>4242</td>", html)
     assert "All rules passed." in html
 
 
 # --- speed -------------------------------------------------------------------------------------------
 
 
-def test_a_field_click_costs_a_constant_number_of_queries(client_as, django_assert_max_num_queries):
+def test_a_page_switch_costs_a_constant_number_of_queries(client_as, django_assert_max_num_queries):
     acta = flagged_acta(seed=24, pages=3, filler_words=150)
     client = client_as("reviewer")
     url = reverse("desk_proof", args=[acta.document.id])
-    client.get(url, {"field": "acta_id"}, **HTMX)
+    client.get(url, {"page": 1}, **HTMX)
+    with django_assert_max_num_queries(6):
+        response = client.get(url, {"page": 2}, **HTMX)
+    assert "page 2 of 3" in response.content.decode()
+
+
+def test_the_presence_poll_costs_a_constant_number_of_queries(client_as, acta, django_assert_max_num_queries):
+    client = client_as("reviewer")
+    url = reverse("desk_presence", args=[acta.document.id])
+    client.get(url, {"version": acta.document.version}, **HTMX)
     with django_assert_max_num_queries(8):
-        response = client.get(url, {"field": "rows[20].votes"}, **HTMX)
-    assert "proof-box" in response.content.decode()
+        response = client.get(url, {"version": acta.document.version}, **HTMX)
+    assert "Nobody else has this document open." in response.content.decode()

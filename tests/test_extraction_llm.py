@@ -311,7 +311,8 @@ def test_an_all_zero_answer_is_caught_although_it_adds_up(llm_env, tmp_path):
     extraction = only_extraction(doc)
     rounds = rounds_of(extraction)
     assert (doc.status, extraction.stop_reason, extraction.best_round, len(rounds)) == ("flagged", "stagnated", 1, 2)
-    assert codes(rounds[0].violations) == {"value_grounded"}  # every arithmetic rule holds on zeros
+    # every arithmetic rule holds on zeros: the proofs and the degenerate-answer rule catch it
+    assert codes(rounds[0].violations) == {"value_grounded", "degenerate_answer"}
     nonzero = {f"rows[{i}].votes" for i, r in enumerate(acta.printed["rows"]) if r["votes"]}
     assert nonzero <= fields_of(rounds[0].violations, "value_grounded")
     assert extraction.violations.filter(code="value_grounded", fields__contains=["valid_votes"]).exists()

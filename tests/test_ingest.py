@@ -140,3 +140,37 @@ def test_progress_polling_stops_when_the_batch_is_done(client_as, tmp_path):
     done = client.get(url, headers={"HX-Request": "true"})
     assert done.status_code == 286 and b"1 of 1 done" in done.content
     assert Document.objects.filter(batch=batch, status__in=["passed", "flagged"]).count() == 1
+
+
+def test_a_post_without_files_is_refused_and_creates_no_batch(client_as):
+    response = client_as("admin").post(reverse("batch_upload"), {"name": "nothing", "doctype": "acta",
+                                                                 "ocr_engine": "auto"})
+    assert response.status_code == 200 and "This field is required" in response.content.decode()
+    assert not Batch.objects.filter(name="nothing").exists()
+
+
+def test_a_rejected_file_is_stored_once(client_as, tmp_path, settings):
+    settings.UPLOAD_MAX_FILE_MB = 1
+    big = badfiles.make_big_bin(tmp_path, size=2 * MiB)
+    batch = _upload(client_as("admin"), [big, badfiles.make_pdf(tmp_path, "good.pdf")])
+    rejected = batch.documents.get(filename=big.name)
+    assert rejected.error_code == "too_large"
+    stored = [p for p in (Path(settings.MEDIA_ROOT) / "batches" / str(batch.id)).rglob("*") if p.is_file()]
+    assert sum(p.stat().st_size for p in stored) == big.stat().st_size + (tmp_path / "good.pdf").stat().st_size
+    assert rejected.original.read() == big.read_bytes()  # still there, once, for a retry or a download
+
+
+def test_a_zip_folder_entry_that_carries_bytes_is_reported_not_dropped(client_as, tmp_path):
+    import zipfile
+
+    archive = tmp_path / "odd.zip"
+    with zipfile.ZipFile(archive, "w") as zf:
+        zf.writestr("../", b"%PDF-1.4 hidden")  # a folder named '..' with bytes in it
+        zf.writestr("docs/", b"%PDF-1.4 hidden too")
+        zf.writestr("empty-folder/", b"")  # a plain folder: nothing to report
+        zf.writestr("good.pdf", badfiles.make_pdf(tmp_path).read_bytes())
+    batch = _upload(client_as("admin"), [archive])
+    found = dict(batch.documents.values_list("filename", "error_code"))
+    assert found == {"..": "zip_path_traversal", "docs": "zip_folder_with_data", "good.pdf": ""}
+    page = client_as("admin").get(reverse("batch_detail", args=[batch.id])).content.decode()
+    assert "climbs out of the folder" in page and "marked as a folder" in page

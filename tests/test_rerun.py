@@ -26,9 +26,13 @@ ROLES = ["anonymous", "outsider", "reviewer", "supervisor", "admin"]
 
 @pytest.fixture
 def delays():
-    """The Celery task's .delay calls (document id, options), instead of a broker."""
-    with mock.patch("extraction.tasks.process_document.delay") as delay:
-        yield delay
+    """The document ids handed to the broker (the run's settings live on the document), instead of a broker."""
+    with mock.patch("extraction.tasks.process_document.apply_async") as send:
+        yield send
+
+
+def sent_ids(send) -> list[int]:
+    return [c.args[0][0] for c in send.call_args_list]
 
 
 def mixed_batch():
@@ -51,14 +55,22 @@ def mixed_batch():
     ({"llm_model": "Qwen/Qwen2.5-32B-Instruct"}, {"llm_model": "Qwen/Qwen2.5-32B-Instruct"}),
 ])
 def test_rerun_options_keep_only_what_was_given(kwargs, expected):
-    assert rerun.rerun_options(**kwargs) == expected
+    assert rerun.rerun_options(**kwargs, llm=True) == expected
+
+
+def test_llm_settings_without_an_llm_are_refused_rather_than_silently_ignored():
+    assert rerun.rerun_options(ocr_engine="tesseract", llm=False) == {"ocr_engine": "tesseract"}
+    with pytest.raises(rerun.RerunError, match="offline template reader reads each document once"):
+        rerun.rerun_options(max_rounds="2", llm=False)
+    with pytest.raises(rerun.RerunError):
+        rerun.rerun_options(ocr_engine="abbyy", llm=True)
 
 
 @pytest.mark.parametrize("kwargs", [{"llm_input": "audio"}, {"max_rounds": "0"}, {"max_rounds": "11"},
                                     {"max_rounds": "two"}, {"llm_model": "a b"}, {"llm_model": "x" * 101}])
 def test_bad_rerun_options_are_refused(kwargs):
     with pytest.raises(rerun.RerunError):
-        rerun.rerun_options(**kwargs)
+        rerun.rerun_options(**kwargs, llm=True)
 
 
 def test_rerunning_failed_documents_queues_only_those_with_the_new_settings(users, delays,
@@ -68,8 +80,9 @@ def test_rerunning_failed_documents_queues_only_those_with_the_new_settings(user
     with django_capture_on_commit_callbacks(execute=True):
         result = rerun.batch_rerun(batch=batch, user=users["admin"], scope="failed", options=options)
     assert result.queued == [docs["failed"].id] and result.skipped == 0  # the duplicate is never re-run
-    delays.assert_called_once_with(docs["failed"].id, options)
+    assert sent_ids(delays) == [docs["failed"].id]
     assert Document.objects.get(pk=docs["failed"].id).status == "queued"
+    assert Document.objects.get(pk=docs["failed"].id).run_options == options  # a re-sent message keeps them
     event = ReviewEvent.objects.get(kind="rerun")
     assert event.user == users["admin"] and event.after["options"] == options and event.before["status"] == "failed"
 
@@ -80,7 +93,8 @@ def test_rerunning_a_whole_batch_takes_every_finished_document_and_resets_review
     with django_capture_on_commit_callbacks(execute=True):
         result = rerun.batch_rerun(batch=batch, user=users["admin"], scope="all", options={})
     assert sorted(result.queued) == sorted(docs[k].id for k in ("passed", "flagged", "failed"))
-    assert {c.args for c in delays.call_args_list} == {(i, None) for i in result.queued}
+    assert sorted(sent_ids(delays)) == sorted(result.queued)
+    assert list(Document.objects.filter(pk__in=result.queued).values_list("run_options", flat=True)) == [{}] * 3
     flagged = Document.objects.get(pk=docs["flagged"].id)
     assert (flagged.status, flagged.review_status) == ("queued", "unreviewed")
     assert Document.objects.get(pk=docs["processing"].id).status == "processing"  # never taken from a worker
@@ -105,9 +119,10 @@ def test_a_real_acta_rerun_adds_an_extraction_and_keeps_the_first_for_comparison
 
     with django_capture_on_commit_callbacks(execute=True):
         rerun.batch_rerun(batch=batch, user=users["admin"], scope="flagged", options={"max_rounds": 2})
-    (doc_id, options), _ = delays.call_args
-    assert (doc_id, options) == (doc.id, {"max_rounds": 2})
-    assert document_process(document_id=doc.id, options=options) == "flagged"
+    assert sent_ids(delays) == [doc.id]
+    doc.refresh_from_db()
+    assert doc.run_options == {"max_rounds": 2}
+    assert document_process(document_id=doc.id) == "flagged"
 
     runs = list(Extraction.objects.filter(document=doc).order_by("started_at", "id"))
     assert len(runs) == 2 and runs[0].pk == first.pk and runs[0].answer == first_answer
@@ -157,7 +172,9 @@ def test_only_admins_rerun(client_as, role, delays):
         assert response.status_code in (302, 403) and status == "failed"
 
 
-def test_a_bad_setting_is_shown_and_nothing_is_queued(client_as, delays):
+def test_a_bad_setting_is_shown_and_nothing_is_queued(client_as, delays, monkeypatch):
+    monkeypatch.setenv("LLM_BASE_URL", "http://127.0.0.1:9/v1")
+    monkeypatch.setenv("LLM_MODEL", "m0")
     batch, docs = mixed_batch()
     response = client_as("admin").post(reverse("batch_rerun", args=[batch.id]),
                                        {"scope": "all", "max_rounds": "99", "llm_model": "m1"})
@@ -171,6 +188,16 @@ def test_the_rerun_page_counts_each_choice_and_warns_about_reviewed_documents(cl
     page = client_as("admin").get(reverse("batch_rerun", args=[batch.id])).content.decode()
     assert "failed (1)" in page and "flagged (1)" in page and "the whole batch (3)" in page
     assert "1 reviewed document would go back" in page
+    assert '<option value="failed" selected>' in page  # the first choice with documents is chosen
+
+
+def test_the_rerun_page_never_defaults_to_an_empty_choice_and_offers_no_rounds_without_an_llm(client_as):
+    batch, docs = mixed_batch()
+    Document.objects.filter(pk=docs["failed"].id).update(status="passed")
+    page = client_as("admin").get(reverse("batch_rerun", args=[batch.id])).content.decode()
+    assert "failed (0)" in page and '<option value="flagged" selected>' in page
+    assert 'name="max_rounds"' not in page and "reads each document" in page
+    assert 'name="ocr_engine"' in page and 'value="tesseract"' in page
 
 
 def test_a_rerun_post_without_the_csrf_token_is_refused(users):
@@ -179,3 +206,19 @@ def test_a_rerun_post_without_the_csrf_token_is_refused(users):
     client.force_login(users["admin"])
     assert client.post(reverse("batch_rerun", args=[batch.id]), {"scope": "failed"}).status_code == 403
     assert Document.objects.get(pk=docs["failed"].id).status == "failed"
+
+
+def test_a_rerun_with_another_ocr_engine_reads_the_pages_again_with_it(users, tmp_path):
+    path = tmp_path / "acta.pdf"
+    path.write_bytes(generate_acta(seed=83).pdf_bytes)
+    batch = batch_create_from_files(name="ocr", doctype="acta", ocr_engine="pdf-text",
+                                    files=[IncomingFile(path.name, path)], queue=False)
+    doc = batch.documents.get()
+    document_process(document_id=doc.id)
+    assert set(doc.pages.values_list("engine", flat=True)) == {"pdf-text"}
+    options = rerun.rerun_options(ocr_engine="tesseract", llm=False)
+    rerun.batch_rerun(batch=batch, user=users["admin"], scope="all", options=options)
+    document_process(document_id=doc.id, options=options)
+    assert set(doc.pages.values_list("engine", flat=True)) == {"tesseract"}
+    newest = doc.extractions.order_by("-started_at", "-id").first()
+    assert newest.settings["ocr"] == "tesseract" and doc.extractions.count() == 2

@@ -226,3 +226,64 @@ def test_a_corrected_value_is_not_called_ungrounded_but_an_uncorrected_one_still
     answer = set_field(extraction.answer, "rows[0].votes_words", "NUEVE NUEVE NUEVE NUEVE")
     assert any(v.code == "value_grounded" and v.fields == ("rows[0].votes_words",)
                for v in review._revalidate(document=acta.document, extraction=extraction, answer=answer))
+
+
+# --- values and proofs taken from the page ---------------------------------------------------------------
+
+
+def _blocks(acta, text: str, kind: str = "WORD"):
+    from extraction.models import Block
+
+    return list(Block.objects.filter(document=acta.document, type=kind, text=text).order_by("order"))
+
+
+def test_a_value_taken_from_a_word_sets_value_and_proof_and_records_both(users):
+    from extraction.models import FieldValue, ReviewEvent
+    from tests.desk_data import flagged_acta
+
+    acta = flagged_acta(seed=91)
+    word = _blocks(acta, str(acta.counts[1]).zfill(4))[0]
+    before = FieldValue.objects.get(extraction=acta.extraction, path="rows[0].votes")
+    result = review.field_take_from_page(document_id=acta.document.id, user=users["reviewer"], path="rows[0].votes",
+                                         block_ids=[word.pk], expected_version=acta.document.version)
+    fv = FieldValue.objects.get(extraction=acta.extraction, path="rows[0].votes")
+    assert fv.value == result.value == acta.counts[1] and fv.corrected
+    assert [p["block_id"] for p in fv.proofs] == [str(word.pk)] and fv.proofs[0]["method"] == "reviewer"
+    event = ReviewEvent.objects.get(document=acta.document, kind="edit")
+    assert (event.before, event.after) == (before.value, acta.counts[1])
+    assert event.proof_before[0]["block_id"] == before.proofs[0]["block_id"]
+    assert event.proof_after[0]["block_id"] == str(word.pk)
+    if acta.counts[1] != acta.counts[0]:
+        assert "row_digits_words_mismatch" in {v.code for v in result.violations}  # the rules ran again
+
+
+def test_moving_only_the_proof_keeps_the_value_and_checks_the_new_proof(users):
+    from extraction.models import FieldValue, ReviewEvent
+    from tests.desk_data import flagged_acta
+
+    acta = flagged_acta(seed=92)
+    header = _blocks(acta, "ACTA")[0]  # a word that shows no vote count
+    value = FieldValue.objects.get(extraction=acta.extraction, path="rows[0].votes").value
+    result = review.field_take_from_page(document_id=acta.document.id, user=users["reviewer"], path="rows[0].votes",
+                                         block_ids=[header.pk], expected_version=acta.document.version,
+                                         proof_only=True)
+    assert FieldValue.objects.get(extraction=acta.extraction, path="rows[0].votes").value == value
+    assert ReviewEvent.objects.get(document=acta.document, kind="proof").after == value
+    # a picked proof is checked like any other: this one does not show the value
+    assert any(v.code == "value_grounded" and "rows[0].votes" in v.fields for v in result.violations)
+
+
+def test_blocks_of_another_document_or_a_stale_version_change_nothing(users):
+    from extraction.models import FieldValue
+    from tests.desk_data import flagged_acta
+
+    acta, other = flagged_acta(seed=93), flagged_acta(seed=94)
+    foreign = _blocks(other, "ACTA")[0]
+    with pytest.raises(review.InvalidValue):
+        review.field_take_from_page(document_id=acta.document.id, user=users["reviewer"], path="acta_id",
+                                    block_ids=[foreign.pk], expected_version=acta.document.version)
+    own = _blocks(acta, "ACTA")[0]
+    with pytest.raises(review.StaleVersion):
+        review.field_take_from_page(document_id=acta.document.id, user=users["reviewer"], path="acta_id",
+                                    block_ids=[own.pk], expected_version=acta.document.version - 1)
+    assert not FieldValue.objects.filter(extraction=acta.extraction, corrected=True).exists()

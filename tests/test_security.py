@@ -28,10 +28,12 @@ ALLOWED = {
     "audit_sample": {A, S}, "audit_item": {A, S}, "audit_item_decide": {A, S}, "batch_dashboard": {A, S},
     "batch_rerun": {A}, "batch_export_values_csv": {A, S}, "batch_export_values_json": {A, S},
     "batch_export_events_csv": {A, S}, "batch_export_events_json": {A, S},
+    "desk_take": {A, R}, "desk_presence": {A, R, S},
+    "user_list": {A}, "user_new": {A}, "user_edit": {A}, "user_password": {A},
 }
 PUBLIC = {"login", "logout"}
 POST_ONLY = {"document_retry", "document_textract", "queue_next", "desk_verify", "desk_reject", "desk_claim",
-             "desk_release", "desk_send_back", "audit_sample_create", "audit_item_decide"}
+             "desk_release", "desk_send_back", "audit_sample_create", "audit_item_decide", "desk_take"}
 HOSTILE = '<script>alert("x")</script><img src=x onerror=alert(1)>'
 
 
@@ -74,7 +76,7 @@ def world(db, users, tmp_path):
 
 def _url(name: str, params: list[str], world) -> str:
     values = {"batch_id": world["batch"].id, "document_id": world["flagged"].id, "number": 1,
-              "sample_id": world["sample"].id, "item_id": world["item"].id}
+              "sample_id": world["sample"].id, "item_id": world["item"].id, "user_id": world["batch"].created_by_id}
     return reverse(name, kwargs={p: values[p] for p in params})
 
 
@@ -130,7 +132,7 @@ def test_every_post_needs_a_csrf_token(world, users):
 
 
 PAGES = ["batch_list", "batch_detail", "queue", "desk_document", "desk_proof", "desk_history", "audit_home",
-         "audit_batch", "audit_sample", "audit_item", "batch_dashboard", "batch_rerun"]
+         "audit_batch", "audit_sample", "audit_item", "batch_dashboard", "batch_rerun", "desk_presence"]
 
 
 @pytest.mark.parametrize("name", PAGES)
@@ -161,3 +163,21 @@ def test_a_document_telling_the_reader_to_pass_it_changes_no_status(db, tmp_path
                                     files=[IncomingFile(path.name, path)])
     doc = batch.documents.get()
     assert document_process(document_id=doc.id) == "flagged"
+
+
+def test_pages_for_logged_in_users_are_private_to_their_browser(world, users):
+    client = Client()
+    client.force_login(users[A])
+    for url in (reverse("batch_list"), reverse("desk_document", args=[world["flagged"].id])):
+        assert "private" in client.get(url)["Cache-Control"], url
+    image = client.get(reverse("desk_page_image", args=[world["flagged"].id, 1]))
+    assert image["Cache-Control"].replace(" ", "") in ("private,max-age=3600", "max-age=3600,private")
+
+
+def test_every_response_carries_a_strict_content_security_policy(world, users):
+    client = Client()
+    client.force_login(users[R])
+    for url in (reverse("login"), reverse("queue"), reverse("desk_document", args=[world["flagged"].id])):
+        policy = client.get(url)["Content-Security-Policy"]
+        assert "default-src 'none'" in policy and "script-src 'self'" in policy and "style-src 'self'" in policy
+        assert "unsafe" not in policy and "frame-ancestors 'none'" in policy

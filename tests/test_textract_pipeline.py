@@ -72,7 +72,17 @@ def test_an_admin_can_attach_a_textract_json_instead_of_running_ocr(client_as):
     assert Block.objects.filter(document=doc, type="LINE").count() == _line_counts(json.loads(data))
 
 
-@pytest.mark.parametrize("payload", [b"not json", b'{"hello": "world"}', b"[]"])
+def _page_block(box: dict) -> bytes:
+    return json.dumps({"Blocks": [{"Id": "p1", "BlockType": "PAGE", "Geometry": {"BoundingBox": box}}]}).encode()
+
+
+@pytest.mark.parametrize("payload", [
+    b"not json", b'{"hello": "world"}', b"[]",
+    b"[" * 100_000 + b"]" * 100_000,  # deeper than any parser's stack
+    _page_block({"Left": "a lot", "Top": 0, "Width": 1, "Height": 1}),
+    _page_block({"Left": [0.1], "Top": 0, "Width": 1, "Height": 1}),
+    b'{"Blocks": [{"Id": "p1", "BlockType": "PAGE", "Geometry": {"BoundingBox": {"Left": NaN}}}]}',
+], ids=["text", "other-json", "empty-list", "deeply-nested", "box-not-a-number", "box-a-list", "box-nan"])
 def test_attaching_something_that_is_not_textract_json_is_refused_clearly(client_as, tmp_path, payload):
     from tests import badfiles
 
@@ -82,8 +92,10 @@ def test_attaching_something_that_is_not_textract_json_is_refused_clearly(client
     response = client.post(
         reverse("document_textract", args=[doc.id]), {"textract_json": SimpleUploadedFile("x.json", payload)}, follow=True
     )
+    assert response.status_code == 200  # back on the batch page with a message, never a 500
+    before = (doc.status, doc.version)
     doc.refresh_from_db()
-    assert not doc.textract_import
+    assert not doc.textract_import and (doc.status, doc.version) == before  # the document unchanged
     assert b"Textract" in response.content
 
 

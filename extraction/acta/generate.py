@@ -2,9 +2,12 @@
 
 ``generate_acta`` draws a one-page PDF with PyMuPDF: a header, the 38 party rows (votes in digits,
 zero-padded, and the same number spelled digit by digit in Spanish words), the totals, a
-signatures area and a QR code carrying the truth. Poll-worker errors can be injected: the PRINTED
+signatures area and a QR code carrying the truth, in one of many layouts (extraction/acta/layouts.py,
+which also declares the split between layouts tuned on and layouts only measured on; all but the first
+two are drawn by extraction/acta/layout_draw.py). Poll-worker errors can be injected: the PRINTED
 sheet then differs from the truth while the QR keeps the truth. ``render_scan`` turns the PDF
-into a degraded scan image. Everything is deterministic for a seed.
+into a degraded scan image (extraction/acta/scans.py has more ways to degrade it). Everything is
+deterministic for a seed.
 """
 
 from __future__ import annotations
@@ -21,13 +24,19 @@ import pymupdf
 import qrcode
 from PIL import Image, ImageFilter
 
+from extraction.acta.layout_draw import draw_layout
+from extraction.acta.layouts import LAYOUTS as LAYOUT_SPECS
+from extraction.acta.layouts import MEASURE_LAYOUTS, TUNE_LAYOUTS, Layout
+from extraction.acta.pen import Pen, signatures
 from extraction.acta.qr import ActaTruth, format_qr_payload
 from extraction.doctypes.acta_layout import CANDIDATES, DIGIT_WORDS, ROWS
 
-__all__ = ["ActaTruth", "GeneratedActa", "LAYOUTS", "ERRORS", "generate_acta", "render_page", "render_scan",
-           "spell_digits"]
+__all__ = ["ActaTruth", "GeneratedActa", "LAYOUTS", "MEASURE_LAYOUTS", "TUNE_LAYOUTS", "ERRORS", "generate_acta",
+           "render_page", "render_scan", "spell_digits"]
 
-LAYOUTS = ("classic", "two-column")
+LAYOUTS: tuple[str, ...] = tuple(LAYOUT_SPECS)
+# A seed without a layout keeps drawing one of the first two, so existing callers get the sheets they had.
+DEFAULT_LAYOUTS = ("classic", "two-column")
 ERRORS = ("digits_words_mismatch", "sum_mismatch", "total_mismatch")
 ELECTION = "ELECCION PRESIDENCIAL 2024"
 
@@ -87,9 +96,13 @@ def _counts(rng: random.Random) -> tuple[list[int], int, int]:
 
 
 def _acta_id(rng: random.Random, place_index: int) -> str:
+    """The code as the real sheets print it (DESIGN.md: 9 digits, a dot, 2 digits, e.g. 050201001.01).
+    Drawn here as state, municipality, parish (2 digits each), centre (3) and table (mesa): an assumption
+    of the generator only; no rule or reader relies on what the digits mean."""
     state = place_index * 3 + 2
-    return (f"{state:02d}{rng.randint(1, 21):02d}{rng.randint(1, 9):02d}{rng.randint(1, 60):03d}"
-            f".{rng.randint(1, 6):02d}.1.{rng.randint(1, 9999):04d}")
+    code = f"{state:02d}{rng.randint(1, 21):02d}{rng.randint(1, 9):02d}{rng.randint(1, 60):03d}.{rng.randint(1, 6):02d}"
+    rng.randint(1, 9999)  # a draw the old code form used: kept so every seed keeps its counts
+    return code
 
 
 def _other_number(rng: random.Random, text: str) -> str:
@@ -136,52 +149,15 @@ def _qr_png(payload: str) -> bytes:
 # ---------------------------------------------------------------- drawing
 
 
-class _Pen:
-    """Small helpers over one PyMuPDF Shape so the layouts read as geometry (one commit: fast)."""
-
-    def __init__(self, page: pymupdf.Page):
-        self.page = page
-        self.shape = page.new_shape()
-
-    def text(self, x: float, y: float, s: str, *, size: float = 8, font: str = "helv", align: str = "left",
-             width: float = 0) -> None:
-        w = pymupdf.get_text_length(s, fontname=font, fontsize=size)
-        if align == "center":
-            x += (width - w) / 2
-        elif align == "right":
-            x += width - w
-        self.shape.insert_text((x, y), s, fontsize=size, fontname=font, color=(0, 0, 0))
-
-    def rect(self, x0: float, y0: float, x1: float, y1: float, *, fill: tuple | None = None,
-             width: float = 0.6) -> None:
-        self.shape.draw_rect(pymupdf.Rect(x0, y0, x1, y1))
-        self.shape.finish(color=(0, 0, 0), fill=fill, width=width)
-
-    def line(self, x0: float, y0: float, x1: float, y1: float, width: float = 0.5) -> None:
-        self.shape.draw_line((x0, y0), (x1, y1))
-        self.shape.finish(color=(0, 0, 0), width=width)
-
-    def commit(self) -> None:
-        self.shape.commit()
-
-
 def _header_lines(place: tuple[str, str, str, str], acta_id: str, mesa: str) -> list[str]:
     state, municipality, parish, centre = place
     return [f"ESTADO: {state}    MUNICIPIO: {municipality}", f"PARROQUIA: {parish}",
             f"CENTRO: {centre}    MESA: {mesa}", f"ACTA {acta_id}"]
 
 
-def _signatures(pen: _Pen, x: float, y: float, width: float, n: int = 3) -> None:
-    step = width / n
-    for i, who in enumerate(["PRESIDENTE(A)", "MIEMBRO", "SECRETARIO(A)", "TESTIGO"][:n]):
-        x0 = x + i * step + 8
-        pen.line(x0, y + 30, x0 + step - 16, y + 30)
-        pen.text(x0, y + 40, who, size=6.5, align="center", width=step - 16)
-
-
 def _draw_classic(page: pymupdf.Page, p: dict[str, Any], place: tuple, mesa: str, qr_png: bytes) -> None:
     """One table: CANDIDATO (merged over its party rows) | ORGANIZACION | VOTOS | VOTOS EN LETRAS."""
-    pen, left, right = _Pen(page), 36.0, page.rect.width - 36
+    pen, left, right = Pen(page), 36.0, page.rect.width - 36
     pen.text(left, 40, "REPUBLICA BOLIVARIANA DE VENEZUELA - CONSEJO NACIONAL ELECTORAL", size=7,
              align="center", width=right - left)
     pen.text(left, 58, ELECTION, size=13, font="hebo", align="center", width=right - left)
@@ -221,14 +197,14 @@ def _draw_classic(page: pymupdf.Page, p: dict[str, Any], place: tuple, mesa: str
                  width=cols[3] - cols[2])
         pen.text(cols[3] + 5, y + 10, p[f"{key}_words"], size=7.5)
         y += 14
-    _signatures(pen, left, y + 12, 380)
+    signatures(pen, left, y + 12, 380)
     pen.commit()
     page.insert_image(pymupdf.Rect(right - 112, y + 14, right, y + 126), stream=qr_png)
 
 
 def _draw_two_column(page: pymupdf.Page, p: dict[str, Any], place: tuple, mesa: str, qr_png: bytes) -> None:
     """Candidates in two columns, each a shaded name bar over its parties; words BEFORE digits."""
-    pen, left, right = _Pen(page), 30.0, page.rect.width - 30
+    pen, left, right = Pen(page), 30.0, page.rect.width - 30
     pen.rect(left, 28, right, 84, fill=(0.93, 0.93, 0.93))
     pen.text(left + 8, 46, ELECTION, size=14, font="tibo")
     pen.text(left + 8, 60, "CONSEJO NACIONAL ELECTORAL - ACTA DE ESCRUTINIO", size=8, font="tiro")
@@ -272,11 +248,12 @@ def _draw_two_column(page: pymupdf.Page, p: dict[str, Any], place: tuple, mesa: 
         pen.text(x1 - 44, y + 11.5, p[f"{key}_text"], size=9, font="cobo", align="center", width=40)
         y += unit
     page.insert_image(pymupdf.Rect(x0 + 70, y + 14, x0 + 190, y + 134), stream=qr_png)
-    _signatures(pen, left, max(bottoms[0], y + 134) + 8, right - left, n=4)
+    signatures(pen, left, max(bottoms[0], y + 134) + 8, right - left, n=4)
     pen.commit()
 
 
-_DRAW = {"classic": (_draw_classic, "a4"), "two-column": (_draw_two_column, "letter")}
+# The two first layouts keep their own drawing code (their sheets stay byte for byte what they were).
+_DRAW = {"classic": _draw_classic, "two-column": _draw_two_column}
 
 
 def generate_acta(*, seed: int, errors: Sequence[str] = (), layout: str | None = None) -> GeneratedActa:
@@ -285,9 +262,9 @@ def generate_acta(*, seed: int, errors: Sequence[str] = (), layout: str | None =
     if unknown:
         raise ValueError(f"unknown acta error(s) {unknown}; known: {list(ERRORS)}")
     rng = random.Random(seed)
-    drawn = LAYOUTS[rng.randrange(len(LAYOUTS))]  # always drawn: a seed's truth is the same in any layout
-    chosen = layout or drawn
-    if chosen not in _DRAW:
+    drawn = DEFAULT_LAYOUTS[rng.randrange(len(DEFAULT_LAYOUTS))]  # always drawn: a seed's truth is the same
+    chosen = layout or drawn  # in any layout
+    if chosen not in LAYOUT_SPECS:
         raise ValueError(f"unknown acta layout {chosen!r}; known: {list(LAYOUTS)}")
     place_index = rng.randrange(len(_PLACES))
     counts, null_votes, extra = _counts(rng)
@@ -296,10 +273,15 @@ def generate_acta(*, seed: int, errors: Sequence[str] = (), layout: str | None =
     width = max(rng.choice([3, 4]), len(str(truth.total_votes + 20)))
     printed = _printed(truth, width=width, errors=list(errors), rng=rng, layout=chosen)
     payload = format_qr_payload(truth)
-    draw, paper = _DRAW[chosen]
+    spec: Layout = LAYOUT_SPECS[chosen]
     doc = pymupdf.open()
-    page = doc.new_page(width=pymupdf.paper_size(paper)[0], height=pymupdf.paper_size(paper)[1])
-    draw(page, printed, _PLACES[place_index], f"{int(truth.acta_id.split('.')[1]):02d}", _qr_png(payload))
+    width_pt, height_pt = spec.paper_size
+    page = doc.new_page(width=width_pt, height=height_pt)
+    place, mesa = _PLACES[place_index], truth.acta_id.split(".")[1]
+    if chosen in _DRAW:
+        _DRAW[chosen](page, printed, place, mesa, _qr_png(payload))
+    else:
+        draw_layout(page, spec, printed, place, mesa, _qr_png(payload))
     # Fixed dates and no fresh file id: the same seed gives the same bytes.
     doc.set_metadata({"title": f"ACTA {truth.acta_id}", "creator": "proofdesk acta generator",
                       "creationDate": "D:20240728180000", "modDate": "D:20240728180000"})

@@ -1,6 +1,7 @@
 """The QR code of a tally sheet: its payload (the true counts), decoding it and masking it (pure).
 
-Payload format of the published sheets: ``ACTAID!c1,c2,...,c38!N!X`` — the acta id, the 38 party
+Payload format of the published sheets: ``ACTAID!c1,c2,...,c38!N!X`` — the acta code (on the real sheets
+9 digits, a dot, 2 digits: ``050201001.01``; any digits-and-dots code is accepted here), the 38 party
 counts in sheet order (extraction.doctypes.acta_layout.ROWS), then two more counts. The format does not
 label the two trailing counts. Decision: the first, N, is the null votes (so the QR alone gives
 valid, null and total votes); the second, X, is kept as ``extra`` without a meaning — carried for

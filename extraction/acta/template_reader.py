@@ -26,7 +26,10 @@ from extraction.prompt_doc import PromptDocument
 READER_LABEL = "template reader (offline, no LLM)"
 
 TOTALS = ("valid_votes", "null_votes", "total_votes")
-_ACTA_ID = re.compile(r"\d{9}\.\d{2}\.\d\.\d{4}")
+# The acta code as real sheets print it (../shared/DESIGN.md: 9 digits, a dot, 2 digits), wherever it stands
+# and whatever label precedes it. Not part of a longer run of digits or dotted groups; OCR may put a space
+# around the dot or read it as a comma.
+_ACTA_ID = re.compile(r"(?<![\d.,])(\d{9}) ?[.,] ?(\d{2})(?![\d]|[.,]\d)")
 # Letters OCR confuses with digits inside a number.
 _AS_DIGIT = str.maketrans({"O": "0", "o": "0", "D": "0", "Q": "0", "I": "1", "l": "1", "|": "1", "i": "1",
                            "S": "5", "B": "8", "Z": "2"})
@@ -250,10 +253,18 @@ def _values(record: _Record | None, proofs: _Proofs) -> tuple[dict[str, Any], di
 
 
 def _acta_id(atoms: list[_Atom], proofs: _Proofs) -> dict[str, Any]:
-    for atom in atoms:
-        match = _ACTA_ID.search(atom.text.translate(_AS_DIGIT))
-        if match:
-            return _field(match.group(), proofs.lines([atom]) + proofs.words([atom]))
+    """The first code of the real form in reading order (top to bottom, then left to right), read from
+    each OCR line's text so a label glued to it ("CODIGO:050201001.01") or none at all makes no difference."""
+    lines: dict[str, list[_Atom]] = {}
+    for atom in sorted(atoms, key=lambda a: (a.y, a.x0)):
+        lines.setdefault(atom.line.id, []).append(atom)
+    for line_atoms in lines.values():
+        line = line_atoms[0].line
+        for match in _ACTA_ID.finditer(line.text.translate(_AS_DIGIT)):
+            code = f"{match.group(1)}.{match.group(2)}"
+            # The words that print the code (a WORD proof only when one word holds all of it).
+            words = [a for a in line_atoms if a.word is not None and code in a.text.translate(_AS_DIGIT)]
+            return _field(code, proofs.lines(line_atoms[:1]) + proofs.words(words[:1]))
     return _field(None, [])
 
 

@@ -9,22 +9,24 @@ from typing import Any
 from pydantic import BaseModel, ConfigDict
 
 from extraction.doctypes.acta_layout import CANDIDATES, PARTIES, ROWS
-from extraction.doctypes.base import DocumentType, FieldGroup, Proved, fields_group, table_group
+from extraction.doctypes.base import Count, DocumentType, FieldGroup, Proved, fields_group, table_group
 from extraction.ocr.blocks import BBox, BlockType, OcrBlock
 from extraction.proofs import block_index, resolve_field
 from extraction.rules import (
     RuleContext,
     Violation,
     as_int,
+    digit_word_runs,
     fold,
     get_value,
     parse_digit_words,
     required_fields_rule,
 )
 
-# 9 digits . 2 digits . 1 digit . 4 digits, e.g. 201301006.01.1.0001
-ACTA_ID_PATTERN = re.compile(r"^\d{9}\.\d{2}\.\d\.\d{4}$")
-ACTA_ID_EXAMPLE = "201301006.01.1.0001"
+# The acta code as the real sheets print it (Venezuela 2024, published with their decoded QR codes;
+# ../shared/DESIGN.md, acta): 9 digits, a dot, 2 digits, e.g. 050201001.01 or 181103005.01.
+ACTA_ID_PATTERN = re.compile(r"^\d{9}\.\d{2}$")
+ACTA_ID_EXAMPLE = "050201001.01"
 
 TOTALS: list[tuple[str, str]] = [
     ("valid_votes", "Valid votes"),
@@ -235,7 +237,11 @@ def valid_plus_null_total(answer: dict[str, Any], ctx: RuleContext) -> list[Viol
 
 
 def acta_id_format(answer: dict[str, Any], ctx: RuleContext) -> list[Violation]:
-    """The acta id is 9 digits . 2 digits . 1 digit . 4 digits."""
+    """The acta code is 9 digits, a dot and 2 digits (050201001.01).
+
+    Source: the real sheets of Venezuela 2024 as published with their decoded QR codes
+    (../shared/DESIGN.md, acta: "050201001.01, 181103005.01"). Only the code's form is checked; the label
+    printed before it varies between sheets and is not part of it."""
     value = get_value(answer, "acta_id")
     if value is None or (isinstance(value, str) and not value.strip()):
         return []
@@ -248,8 +254,36 @@ def acta_id_format(answer: dict[str, Any], ctx: RuleContext) -> list[Violation]:
             fields=("acta_id",),
             expected=ACTA_ID_EXAMPLE,
             found=text,
-            message=f"The acta id {text!r} is not of the form {ACTA_ID_EXAMPLE} "
-            "(9 digits . 2 digits . 1 digit . 4 digits)",
+            message=f"The acta code {text!r} is not of the form {ACTA_ID_EXAMPLE} "
+            "(9 digits, a dot, 2 digits)",
+        )
+    ]
+
+
+def degenerate_answer(answer: dict[str, Any], ctx: RuleContext) -> list[Violation]:
+    """Every count zero or empty while the sheet prints votes: the answer is unusable as a whole.
+
+    Where the fact comes from: the seed study in DESIGN.md, in which a model answered all zeros after a
+    failed round; 0 = 0 passes every sum, so no arithmetic rule sees it. The sheet spells every count in
+    Spanish digit words (DESIGN.md), so a run of digit words with a value above zero anywhere in the OCR
+    text means someone voted. A sheet where nobody voted prints only zeros and is not flagged.
+    """
+    counts = [as_int(get_value(answer, path)) for path, _ in _counts(answer)]
+    if not counts or any(c for c in counts):
+        return []
+    printed = max((n for b in ctx.blocks if b.type is BlockType.LINE for n in digit_word_runs(b.text)), default=0)
+    if printed == 0:
+        return []
+    return [
+        Violation(
+            code="degenerate_answer",
+            fields=tuple(path for path, _ in _counts(answer)),
+            expected="the counts printed on the sheet",
+            found="every count 0 or empty",
+            message="Every count in the answer is 0 or empty, but the sheet prints votes in words (for "
+            f"example {printed}). Read each row's votes from the sheet; never answer 0 for a row that shows "
+            "another number.",
+            degenerate=True,
         )
     ]
 
@@ -325,6 +359,7 @@ RULES = [
     total_digits_words,
     sum_valid_votes,
     valid_plus_null_total,
+    degenerate_answer,
     acta_id_format,
     row_proof_party,
 ]
@@ -336,7 +371,8 @@ _ROW_LIST = "\n".join(f"  {candidate}: {', '.join(parties)}" for candidate, part
 SYSTEM_PROMPT = f"""You read Venezuelan presidential election tally sheets (actas de escrutinio).
 
 Extract:
-- acta_id: the sheet's code, 9 digits . 2 digits . 1 digit . 4 digits (like {ACTA_ID_EXAMPLE}).
+- acta_id: the sheet's code, 9 digits, a dot, 2 digits (like {ACTA_ID_EXAMPLE}). The label before it differs
+  from sheet to sheet, and there may be none: give only the code, as printed.
 - rows: the {len(ROWS)} party rows in sheet order, grouped by candidate:
 {_ROW_LIST}
   For each row give "party" exactly as listed, "votes" (the number in digits) and "votes_words" (the same
@@ -377,12 +413,17 @@ def group_fields(answer: dict[str, Any]) -> list[FieldGroup]:
             "Votes by party",
             answer,
             "rows",
-            [("votes", "Votes"), ("votes_words", "In words")],
+            [("votes", "Votes"), ("votes_words", "Votes in words")],
             row_label=label,
         ),
         fields_group("Totals", answer, totals),
     ]
 
+
+# Reviewers correct what was read: the id, the counts and their words. Party names are the printed form
+# itself (rows_layout checks them), never a reviewer's input.
+EDITABLE = {"acta_id": str, "rows[*].votes": Count, "rows[*].votes_words": str,
+            **{key: Count for key, _ in TOTALS}, **{f"{key}_words": str for key, _ in TOTALS}}
 
 DOCTYPE = DocumentType(
     name="acta",
@@ -394,4 +435,5 @@ DOCTYPE = DocumentType(
     needs_llm=False,  # the offline template reader fills it; the LLM is the fallback
     word_numbers=True,
     group_fields=group_fields,
+    editable=EDITABLE,
 )

@@ -3,7 +3,8 @@
 from __future__ import annotations
 
 import json
-from collections.abc import Callable
+import re
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from decimal import Decimal
 from typing import Annotated, Any, Generic, Literal, NamedTuple, TypeVar
@@ -20,11 +21,15 @@ from extraction.rules import (
     iter_fields,
     loc_to_path,
     parse_number,
+    proved_paths,
+    set_field,
 )
 
 __all__ = [
     "Amount",
     "CellProof",
+    "Count",
+    "EditRefused",
     "DocumentType",
     "FieldGroup",
     "FieldItem",
@@ -125,6 +130,10 @@ Amount = Annotated[
     PlainSerializer(_amount_json, return_type=int | float, when_used="json"),
 ]
 
+# A count of things (votes, pieces): a whole number, never negative. For reviewers' edits (`editable`); the
+# model's answers keep the schema's plain int so that a negative count is a rule the loop can feed back.
+Count = Annotated[int, Field(ge=0)]
+
 # --- the desk's view ---------------------------------------------------------------------------------
 
 
@@ -175,12 +184,51 @@ def table_group(
     return group
 
 
+def lower_first(label: str) -> str:
+    # "Votes in words" -> "votes in words", but "VAT" stays "VAT"
+    return label[:1].lower() + label[1:] if label[1:2].islower() else label
+
+
+def field_labels(groups: list[FieldGroup]) -> dict[str, str]:
+    """path -> label: a table cell is '<row label>: <column label>', a single field its own label; a table's
+    list ('rows') is the group's name and each of its rows ('rows[3]') the row's label."""
+    out: dict[str, str] = {}
+    for group in groups:
+        if group.is_table:
+            for row_label, row in zip(group.row_labels, group.rows, strict=False):
+                if row_label.isdigit():  # a bare row number says little on its own: "Line items 2"
+                    row_label = f"{group.name} {row_label}"
+                for item in row:
+                    out[item.path] = f"{row_label}: {lower_first(item.label)}"
+                    head, _, _ = item.path.rpartition(".")
+                    out.setdefault(head, row_label)
+                    out.setdefault(head.split("[", 1)[0], group.name)
+        else:
+            for item in group.fields:
+                out.setdefault(item.path, item.label)
+    return out
+
+
+def path_words(path: str) -> str:
+    """A field path in words when no group names it: 'rows[3].party' -> 'rows 4: party'."""
+    text = re.sub(r"\[(\d+)\]", lambda m: f" {int(m.group(1)) + 1}", path)
+    return text.replace(".", ": ").replace("_", " ")
+
+
 def _default_groups(answer: dict[str, Any]) -> list[FieldGroup]:
     return [
         FieldGroup(
             name="Fields", fields=[FieldItem(p, p, node.get("value")) for p, node in iter_fields(answer)]
         )
     ]
+
+
+class EditRefused(ValueError):
+    """A reviewer's edit the document type does not allow; the message is for the reviewer."""
+
+
+def _pattern(path_pattern: str) -> re.Pattern[str]:
+    return re.compile(re.escape(path_pattern).replace(r"\[\*\]", r"\[\d+\]"))
 
 
 # --- the type itself ---------------------------------------------------------------------------------
@@ -198,9 +246,50 @@ class DocumentType:
     needs_llm: bool = True  # False when an offline reader can fill the answer
     word_numbers: bool = False  # Spanish digit words in a cited line count as support for numbers
     group_fields: Callable[[dict[str, Any]], list[FieldGroup]] = _default_groups
+    # What a reviewer may correct: path patterns of proved fields ("rows[*].votes") and the type each new
+    # value must have. Empty: every proved field, checked by the schema alone.
+    editable: Mapping[str, Any] = field(default_factory=dict)
+
+    def edit_answer(self, answer: dict[str, Any], path: str, raw: str | None) -> dict[str, Any]:
+        """The answer with the field at `path` set to a reviewer's text, checked against what the type
+        declares editable and the field's type, then parsed by the schema. EditRefused says why not."""
+        if path not in proved_paths(answer):
+            raise EditRefused(f"{path!r} cannot be corrected: it is not one of this document's values.")
+        kind = Any
+        if self.editable:
+            kind = next((k for pattern, k in self.editable.items() if _pattern(pattern).fullmatch(path)), None)
+            if kind is None:
+                raise EditRefused(f"{path!r} cannot be corrected: it is part of the printed form, not a value read "
+                                  "from it.")
+        text = (raw or "").strip()
+        if text:
+            try:
+                pydantic.TypeAdapter(kind).validate_python(text)
+            except pydantic.ValidationError as err:
+                reason = err.errors(include_url=False)[0]["msg"]
+                raise EditRefused(f"{text!r} is not a valid value for this field ({reason}).") from None
+        try:
+            return self.parse_answer(set_field(answer, path, text or None))
+        except AnswerParseError as err:
+            detail = str(err).split(": ", 1)[-1]
+            raise EditRefused(f"{text!r} is not a valid value for this field ({detail}).") from None
 
     def field_groups(self, answer: dict[str, Any]) -> list[FieldGroup]:
         return self.group_fields(answer)
+
+    def field_labels(self, answer: dict[str, Any]) -> dict[str, str]:
+        """Every field's label for people, from the desk's groups: 'PSUV — NICOLAS MADURO: votes in words'."""
+        return field_labels(self.field_groups(answer if isinstance(answer, dict) else {}))
+
+    def field_label(self, answer: dict[str, Any], path: str) -> str:
+        """One field's label; a path the groups do not show reads as words ('rows[3].party' -> 'PPT — ...: party')."""
+        labels = self.field_labels(answer)
+        if path in labels:
+            return labels[path]
+        row, _, rest = path.rpartition(".")
+        if row in labels:
+            return f"{labels[row]}: {path_words(rest)}"
+        return path_words(path)
 
     def parse_answer(self, data: Any) -> dict[str, Any]:
         """Validate a model's answer (JSON text, dict or model) and return it as a JSON-safe dict.

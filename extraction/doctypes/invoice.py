@@ -278,6 +278,13 @@ def group_fields(answer: dict[str, Any]) -> list[FieldGroup]:
     ]
 
 
+EDITABLE = {
+    **{key: str for key in ("issuer", "number", "issue_date", "due_date", "currency")},
+    **{key: Amount for key in ("subtotal", "tax", "total")},
+    "line_items[*].description": str,
+    **{f"line_items[*].{key}": Amount for key in ("quantity", "unit_price", "line_total", "discount_percent")},
+}
+
 DOCTYPE = DocumentType(
     name="invoice",
     label="Invoice",
@@ -287,4 +294,5 @@ DOCTYPE = DocumentType(
     rubric=RUBRIC,
     needs_llm=True,
     group_fields=group_fields,
+    editable=EDITABLE,
 )

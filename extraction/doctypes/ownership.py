@@ -179,6 +179,9 @@ def group_fields(answer: dict[str, Any]) -> list[FieldGroup]:
     ]
 
 
+EDITABLE = {"property.id": str, "property.description": str, "owners[*].name": str,
+            "owners[*].fraction": str}  # a share as written ("1/3", "33.33%"), read by parse_fraction
+
 DOCTYPE = DocumentType(
     name="ownership",
     label="Property ownership",
@@ -187,4 +190,5 @@ DOCTYPE = DocumentType(
     rules=RULES,
     needs_llm=True,
     group_fields=group_fields,
+    editable=EDITABLE,
 )

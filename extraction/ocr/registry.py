@@ -9,6 +9,7 @@ from __future__ import annotations
 from typing import Any
 
 from extraction.ocr.blocks import OcrEngine, OcrError, OcrPage, PageImage, SourceDocument
+from extraction.ocr.embedded import add_embedded_text
 from extraction.ocr.pdf_text import PdfTextEngine, open_pdf, page_has_usable_text, read_pdf_page
 from extraction.ocr.rapid import RapidOcrEngine
 from extraction.ocr.tesseract import TesseractEngine
@@ -41,9 +42,10 @@ def get_engine(name: str, **options: Any) -> OcrEngine:
         if name == "auto":
             scan_name = options.pop("scan_engine", DEFAULT_SCAN_ENGINE)
             tables = options.pop("tables", True)
+            images = options.pop("images", True)
             if scan_name in ("auto", "pdf-text"):
                 raise OcrError(f"the auto engine needs an OCR engine for scans, not {scan_name!r}")
-            return AutoEngine(scan_engine=get_engine(scan_name, **options), tables=tables)
+            return AutoEngine(scan_engine=get_engine(scan_name, **options), tables=tables, images=images)
         if name == "textract":
             from extraction.ocr.textract import TextractEngine  # boto3 only when Textract is chosen
 
@@ -54,16 +56,18 @@ def get_engine(name: str, **options: Any) -> OcrEngine:
 
 
 class AutoEngine:
-    """Per page: the PDF's own text where it is usable, the scan engine everywhere else.
+    """Per page: the PDF's own text where it is usable (plus what the scan engine reads in its images), the
+    scan engine everywhere else.
 
     Each returned OcrPage.engine names the engine that read it.
     """
 
     name = "auto"
 
-    def __init__(self, *, scan_engine: OcrEngine | None = None, tables: bool = True) -> None:
+    def __init__(self, *, scan_engine: OcrEngine | None = None, tables: bool = True, images: bool = True) -> None:
         self.scan_engine = scan_engine or RapidOcrEngine()
         self.tables = tables
+        self.images = images
 
     def read(self, document: SourceDocument) -> list[OcrPage]:
         if not document.pages:
@@ -78,7 +82,9 @@ class AutoEngine:
                         raise OcrError(f"the PDF has no page {image.number}")
                     page = doc.load_page(image.number - 1)
                     if page_has_usable_text(page):
-                        pages.append(read_pdf_page(page, image.number, tables=self.tables))
+                        text_page = read_pdf_page(page, image.number, tables=self.tables)
+                        # text inside the page's images (a letterhead, company data as a picture) is OCR'd
+                        pages.append(add_embedded_text(page, text_page, self.scan_engine) if self.images else text_page)
                     else:
                         to_scan.append(image)
         for image in to_scan:  # one page at a time so any engine keeps the true page number

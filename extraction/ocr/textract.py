@@ -70,9 +70,15 @@ def parse_textract(response: dict | list[dict]) -> list[OcrPage]:
 
 
 def load_textract_json(data: bytes | str) -> list[OcrPage]:
-    """Parse an admin-attached Textract JSON: a response, a list of responses, or a bare {"Blocks": [...]}."""
+    """Parse an admin-attached Textract JSON: a response, a list of responses, or a bare {"Blocks": [...]}.
+
+    Anything else, however malformed (nested past the parser's stack, a box that is not numbers), is an
+    OcrError with a message for the admin, never a crash.
+    """
     try:
-        payload = json.loads(data)
+        payload = json.loads(data, parse_constant=_no_constant)
+    except RecursionError:
+        raise OcrError("The attached JSON is nested far too deeply to be a Textract response.") from None
     except (ValueError, UnicodeDecodeError) as exc:
         raise OcrError(f"The attached file is not JSON: {exc}") from exc
     if isinstance(payload, dict):
@@ -89,7 +95,17 @@ def load_textract_json(data: bytes | str) -> list[OcrPage]:
             )
     if not any(b["BlockType"] == "PAGE" for part in payload for b in part["Blocks"]):
         raise OcrError("The attached Textract JSON has no PAGE block.")
-    return parse_textract(payload)
+    try:
+        return parse_textract(payload)
+    except (TypeError, ValueError, KeyError, AttributeError, RecursionError) as exc:
+        raise OcrError(
+            "The attached Textract JSON has a value of the wrong kind (a box, page number or confidence that is "
+            f"not a number, or a block of the wrong shape): {type(exc).__name__}: {str(exc)[:200]}"
+        ) from None
+
+
+def _no_constant(name: str) -> float:
+    raise ValueError(f"{name} is not a number a Textract response can hold")
 
 
 def _page_of(b: dict) -> int:

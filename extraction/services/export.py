@@ -27,10 +27,21 @@ CHUNK = 500
 
 VALUE_COLUMNS = [
     "batch_id", "document_id", "filename", "status", "review_status", "stop_reason", "reviewer", "reviewed_at",
-    "extraction_id", "reader", "field", "value", "model_value", "corrected", "proofs",
+    "extraction_id", "reader", "field", "label", "value", "model_value", "corrected", "proofs",
 ]
-EVENT_COLUMNS = ["event_id", "created_at", "document_id", "filename", "user", "kind", "field", "before", "after",
-                 "note"]
+EVENT_COLUMNS = ["event_id", "created_at", "document_id", "filename", "user", "kind", "field", "label", "before",
+                 "after", "proof_before", "proof_after", "note"]
+
+
+def _labeller(doctype_name: str):
+    """path -> label for people for answers of one document type (the path when the type is unknown)."""
+    from extraction.doctypes.registry import UnknownDocumentType, get_doctype
+
+    try:
+        doctype = get_doctype(doctype_name)
+    except UnknownDocumentType:
+        return lambda answer, path: path
+    return lambda answer, path: doctype.field_label(answer if isinstance(answer, dict) else {}, path)
 
 
 def _current_extraction_id():
@@ -65,6 +76,15 @@ def _reviewers(document_ids: list[int]) -> dict[int, tuple[str, Any]]:
     return out
 
 
+def _labels(doctype_name: str, answer: dict) -> dict[str, str]:
+    from extraction.doctypes.registry import UnknownDocumentType, get_doctype
+
+    try:
+        return get_doctype(doctype_name).field_labels(answer)
+    except UnknownDocumentType:
+        return {}
+
+
 def batch_export_documents(*, batch: Batch) -> Iterator[dict[str, Any]]:
     """One record per document of the batch, with its final fields and their proofs, in document order."""
     ids = list(Document.objects.filter(batch=batch).order_by("id").values_list("id", flat=True))
@@ -91,10 +111,11 @@ def batch_export_documents(*, batch: Batch) -> Iterator[dict[str, Any]]:
                                         "settings": extraction.settings, "best_round": extraction.best_round}
                 by_path = fields.get(extraction.id, {})
                 answer = extraction.answer if isinstance(extraction.answer, dict) else {}
+                labels = _labels(extraction.doctype or batch.doctype, answer)
                 for path, node in iter_fields(answer):
                     fv = by_path.get(path)
                     record["fields"].append({
-                        "path": path, "value": node.get("value"),
+                        "path": path, "label": labels.get(path, path), "value": node.get("value"),
                         "model_value": fv.model_value if fv else node.get("value"),
                         "corrected": bool(fv and fv.corrected), "proofs": _proofs(fv.proofs if fv else []),
                     })
@@ -147,21 +168,31 @@ def batch_values_rows(*, batch: Batch) -> Iterator[list[str]]:
                 record["extraction"]["id"] if record["extraction"] else "",
                 record["extraction"]["reader"] if record["extraction"] else ""]
         if not record["fields"]:
-            yield [csv_cell(v) for v in head] + ["", "", "", "", ""]
+            yield [csv_cell(v) for v in head] + ["", "", "", "", "", ""]
         for f in record["fields"]:
-            yield [csv_cell(v) for v in [*head, f["path"], f["value"], f["model_value"], f["corrected"]]] + [
+            yield [csv_cell(v) for v in [*head, f["path"], f["label"], f["value"], f["model_value"], f["corrected"]]] + [
                 csv_cell(_proof_text(f["proofs"]))]
 
 
 def batch_events(*, batch: Batch) -> Iterator[dict[str, Any]]:
-    """Every ReviewEvent of the batch's documents, oldest first."""
+    """Every ReviewEvent of the batch's documents, oldest first; a field is named by its path and its label."""
     rows = (ReviewEvent.objects.filter(document__batch=batch).order_by("created_at", "id")
             .values("id", "created_at", "document_id", "document__filename", "user__username", "kind", "field",
-                    "before", "after", "note"))
+                    "before", "after", "proof_before", "proof_after", "note"))
+    edited = set(ReviewEvent.objects.filter(document__batch=batch).exclude(field="")
+                 .values_list("document_id", flat=True).distinct())
+    answers = dict(Document.objects.filter(pk__in=edited).annotate(current=_current_extraction_id())
+                   .values_list("id", "current"))
+    current = {e["id"]: e for e in Extraction.objects.filter(pk__in=[a for a in answers.values() if a])
+               .values("id", "doctype", "answer")}
+    label = _labeller(batch.doctype)
     for r in rows.iterator(chunk_size=2000):
+        extraction = current.get(answers.get(r["document_id"]))
+        name = label(extraction["answer"] if extraction else {}, r["field"]) if r["field"] else ""
         yield {"event_id": r["id"], "created_at": r["created_at"], "document_id": r["document_id"],
                "filename": r["document__filename"], "user": r["user__username"] or "", "kind": r["kind"],
-               "field": r["field"], "before": r["before"], "after": r["after"], "note": r["note"]}
+               "field": r["field"], "label": name, "before": r["before"], "after": r["after"],
+               "proof_before": r["proof_before"], "proof_after": r["proof_after"], "note": r["note"]}
 
 
 def batch_events_json(*, batch: Batch) -> str:

@@ -23,7 +23,8 @@ from extraction.ocr.blocks import BBox, BlockType, OcrBlock, OcrPage
 from extraction.prompt import render_prompt
 from extraction.proofs import resolve_proofs
 from extraction.rules import RuleContext, iter_fields, make_validator
-from extraction.services.transitions import document_fail, document_transition
+from extraction.services.lease import ClaimLost, Lease
+from extraction.services.transitions import document_transition
 from extraction.states import Status, StopReason
 
 log = logging.getLogger(__name__)
@@ -61,13 +62,16 @@ def ocr_pages_of(*, document: Document) -> list[OcrPage]:
 class _RoundRecorder:
     """Saves a Round row before each call and completes it after (every attempt is on record)."""
 
-    def __init__(self, extraction: Extraction):
+    def __init__(self, extraction: Extraction, lease: Lease | None = None):
         self.extraction = extraction
+        self.lease = lease
         self.current: Round | None = None
         self.reply: Any = None
         self.started = 0.0
 
     def round_started(self, number: int, attempt: Attempt) -> None:
+        if self.lease is not None:
+            self.lease.check()  # the document was taken back: no more rounds, no more bills
         self.current = Round.objects.create(extraction=self.extraction, number=number)
         self.reply = None
         self.started = time.monotonic()
@@ -101,8 +105,13 @@ def _raw_text(outcome: RoundOutcome, reply: Any) -> str:
     return ""
 
 
-def extraction_run(*, document: Document, options: dict | None = None) -> str:
-    """The loop over a document in PROCESSING; ends it PASSED, FLAGGED or FAILED. Returns the new status."""
+def extraction_run(*, document: Document, options: dict | None = None, lease: Lease | None = None) -> str:
+    """The loop over a document in PROCESSING; ends it PASSED, FLAGGED or FAILED. Returns the new status.
+
+    With a `lease`, rounds start only while the claim holds and the final writes are fenced by it
+    (ClaimLost when the document was taken back meanwhile: nothing of this run is finished).
+    """
+    claim = lease.claim if lease is not None else None
     batch = document.batch
     options = {**(batch.settings or {}), **(options or {})}
     doctype = get_doctype(batch.doctype)
@@ -116,19 +125,22 @@ def extraction_run(*, document: Document, options: dict | None = None) -> str:
     config = llm_config(overrides=options)
     max_rounds = int(options.get("max_rounds") or settings.MAX_ROUNDS)
     if config is None and doctype.needs_llm:
-        document_fail(
-            document_id=document.id, code="needs_llm",
-            message=f"The document type '{doctype.label}' needs an LLM: set LLM_BASE_URL and LLM_MODEL, then retry.",
-        )
+        _end(document_id=document.id, to=Status.FAILED, claim=claim, error_code="needs_llm",
+             error_message=f"The document type '{doctype.label}' needs an LLM: set LLM_BASE_URL and LLM_MODEL, "
+                           "then retry.")
         return Status.FAILED.value
 
     reader = Extraction.Reader.LLM if config else Extraction.Reader.TEMPLATE
     extraction = Extraction.objects.create(
         document=document, doctype=doctype.name, reader=reader,
         settings={"max_rounds": max_rounds if config else 1,
-                  "model": config.model if config else "", "input": config.input_mode if config else "ocr"},
+                  "model": config.model if config else "", "input": config.input_mode if config else "ocr",
+                  "ocr": ", ".join(sorted({e for e in Page.objects.filter(document=document)
+                                           .values_list("engine", flat=True) if e})) or batch.ocr_engine},
     )
-    recorder = _RoundRecorder(extraction)
+    if lease is not None:
+        lease.extraction_id = extraction.pk
+    recorder = _RoundRecorder(extraction, lease)
 
     if config is None:
         from extraction.acta.template_reader import read_acta
@@ -141,7 +153,9 @@ def extraction_run(*, document: Document, options: dict | None = None) -> str:
         # The offline reader gives the same answer every time: one round is all it can do.
         result = run_validation_loop(extract, validate, 1, observer=recorder)
     else:
-        client = llm_mod.LlmClient(config)
+        client = llm_mod.LlmClient(config, deadline=time.monotonic() + config.document_timeout_s)
+        if lease is not None:
+            lease.on_lost(client.abort)  # a call in flight for a document taken back stops at once
         images = _images_for(document=document, doctype=doctype, config=config)
         prompt_text = prompt.text if config.input_mode in ("text", "hybrid") else None
 
@@ -163,41 +177,52 @@ def extraction_run(*, document: Document, options: dict | None = None) -> str:
         finally:
             client.close()
 
-    return _finish(document=document, extraction=extraction, result=result, ctx=ctx, prompt=prompt)
+    if lease is not None:
+        lease.check()
+    return _finish(document=document, extraction=extraction, result=result, ctx=ctx, prompt=prompt, claim=claim)
 
 
-def _finish(*, document, extraction, result, ctx, prompt) -> str:
+def _end(*, document_id: int, to: Status, claim: int | None, **fields) -> None:
+    """The run's final move, fenced by its claim: ClaimLost when the document is no longer this run's."""
+    if not document_transition(document_id=document_id, to=to, claim=claim, **fields) and claim is not None:
+        raise ClaimLost(f"document {document_id} was taken back before this run could end it")
+
+
+def _finish(*, document, extraction, result, ctx, prompt, claim: int | None = None) -> str:
     sums = Round.objects.filter(extraction=extraction).aggregate(
         prompt_tokens=Sum("prompt_tokens"), completion_tokens=Sum("completion_tokens"), cost=Sum("cost"))
     usage = {key: value or 0 for key, value in sums.items()}
+    if result.answer is None and result.reason != StopReason.ERROR.value:
+        last = result.rounds[-1].violations[0].message if result.rounds and result.rounds[-1].violations else ""
+        to, fields = Status.FAILED, {
+            "error_code": "llm_answer",
+            "error_message": f"The model gave no usable answer in {len(result.rounds)} rounds ({last}). "
+                             "It can be retried, perhaps with another model."}
+    elif result.reason == StopReason.ERROR.value:
+        error = result.error
+        retry_hint = " It can be retried." if getattr(error, "retryable", True) else ""
+        to, fields = Status.FAILED, {
+            "error_code": "llm",
+            "error_message": f"The model could not be reached or answered unusably: {error}.{retry_hint}"}
+    else:
+        to, fields = (Status.PASSED if result.passed else Status.FLAGGED), {}
+    # One transaction: the run's rows and the document's end stand or fall together with the claim.
     with transaction.atomic():
         Extraction.objects.filter(pk=extraction.pk).update(
             stop_reason=result.reason, best_round=result.best.number if result.best else None,
             answer=result.answer, error=str(result.error or ""), finished_at=timezone.now(), **usage,
         )
         if result.answer is not None:
-            fieldvalues_save(extraction=extraction, answer=result.answer, prompt=prompt, blocks=ctx.blocks)
+            fieldvalues_save(extraction=extraction, answer=result.answer, prompt=prompt, blocks=ctx.blocks,
+                             word_numbers=ctx.word_numbers)
             violations_save(extraction=extraction, violations=result.violations)
-    if result.answer is None and result.reason != StopReason.ERROR.value:
-        last = result.rounds[-1].violations[0].message if result.rounds and result.rounds[-1].violations else ""
-        document_fail(document_id=document.id, code="llm_answer",
-                      message=f"The model gave no usable answer in {len(result.rounds)} rounds ({last}). "
-                              "It can be retried, perhaps with another model.")
-        return Status.FAILED.value
-    if result.reason == StopReason.ERROR.value:
-        error = result.error
-        retry_hint = " It can be retried." if getattr(error, "retryable", True) else ""
-        document_fail(document_id=document.id, code="llm",
-                      message=f"The model could not be reached or answered unusably: {error}.{retry_hint}")
-        return Status.FAILED.value
-    to = Status.PASSED if result.passed else Status.FLAGGED
-    document_transition(document_id=document.id, to=to)
+        _end(document_id=document.id, to=to, claim=claim, **fields)
     return to.value
 
 
-def fieldvalues_save(*, extraction: Extraction, answer: dict, prompt, blocks: list[OcrBlock]) -> None:
+def fieldvalues_save(*, extraction: Extraction, answer: dict, prompt, blocks: list[OcrBlock], word_numbers: bool = False) -> None:
     """One FieldValue per proved field, with the blocks its proof resolved to."""
-    resolved = resolve_proofs(answer, prompt=prompt, blocks=blocks)
+    resolved = resolve_proofs(answer, prompt=prompt, blocks=blocks, word_numbers=word_numbers)
     confidence_of = {b.id: b.confidence for b in blocks}
     FieldValue.objects.filter(extraction=extraction).delete()
     rows = []

@@ -64,7 +64,10 @@ def batch_add_files(*, batch: Batch, files: list[IncomingFile], queue: bool = Tr
             for entry in intake.expand_upload(
                 path=incoming.path, filename=incoming.filename, out_dir=out_dir, limits=limits
             ):
-                documents.append(_document_from_entry(batch=batch, upload=upload, entry=entry, seen=seen, limits=limits))
+                # A file that is its own document is stored once, as the upload (not a zip member: a copy).
+                whole = entry.path == incoming.path
+                documents.append(_document_from_entry(batch=batch, upload=upload, entry=entry, seen=seen, limits=limits,
+                                                      whole_upload=whole))
     if queue:  # False when the caller processes the documents itself (manage.py extract)
         tasks.queue_documents([d.id for d in documents if d.status == Status.QUEUED.value])
     return documents
@@ -79,16 +82,21 @@ def _store_upload(*, batch: Batch, incoming: IncomingFile) -> Upload:
     return upload
 
 
-def _document_from_entry(*, batch, upload, entry: intake.Entry, seen: dict, limits: intake.Limits) -> Document:
+def _document_from_entry(*, batch, upload, entry: intake.Entry, seen: dict, limits: intake.Limits,
+                         whole_upload: bool = False) -> Document:
     filename = _clean_name(entry.name)
     doc = Document(batch=batch, upload=upload, filename=filename)
     if entry.path is None:
         # The bytes could not be taken out safely; the upload row keeps the original archive.
         return _save_failed(doc, entry.error)
-    doc.sha256 = intake.sha256_file(entry.path)
-    doc.size = entry.path.stat().st_size
-    with entry.path.open("rb") as fh:
-        doc.original.save(filename, File(fh), save=False)
+    if whole_upload:
+        doc.sha256, doc.size = upload.sha256, upload.size
+        doc.original.name = upload.file.name  # the same stored file: a rejected 60 MB upload is kept once
+    else:
+        doc.sha256 = intake.sha256_file(entry.path)
+        doc.size = entry.path.stat().st_size
+        with entry.path.open("rb") as fh:
+            doc.original.save(filename, File(fh), save=False)
     if entry.error is not None:
         return _save_failed(doc, entry.error)
     if doc.sha256 in seen:

@@ -7,23 +7,30 @@ from __future__ import annotations
 
 import logging
 import tempfile
-from datetime import timedelta
 from pathlib import Path
 
+from botocore.exceptions import BotoCoreError, ClientError
 from django.conf import settings
 from django.core.files import File
 from django.db import transaction
+from django.db.models import F
 from django.utils import timezone
 
-from extraction import (
-    render,
-    tasks,  # tasks import services lazily: no cycle
-)
+from extraction import render
 from extraction.models import Block, Document, Page
 from extraction.ocr.blocks import OcrError, OcrPage, PageImage, SourceDocument
+from extraction.services.dispatch import documents_dispatch, documents_dispatch_pending
 from extraction.services.engines import engine_for
 from extraction.services.extract import extraction_run
-from extraction.services.transitions import document_claim_for_processing, document_fail, document_transition
+from extraction.services.lease import ClaimLost, document_lease
+from extraction.services.transitions import (
+    ABANDONED,
+    document_claim_for_processing,
+    document_close_orphaned_runs,
+    document_fail,
+    document_transition,
+    lease_expired,
+)
 from extraction.states import Status
 from extraction.storage import local_path
 
@@ -31,32 +38,53 @@ log = logging.getLogger(__name__)
 
 
 def document_process(*, document_id: int, options: dict | None = None, task_id: str = "") -> str:
-    """Claim a queued document and take it to a final state. Returns what happened, for logs."""
-    if not document_claim_for_processing(document_id=document_id, task_id=task_id):
+    """Claim a queued document and take it to a final state. Returns what happened, for logs.
+
+    While it works, the claim's lease is renewed (extraction.services.lease); every final write is fenced
+    by the claim, so a document is finished once even if the reaper took it back from a stalled worker.
+    """
+    claim = document_claim_for_processing(document_id=document_id, task_id=task_id)
+    if not claim:
         return "not claimed"  # someone else has it, or it is already done: a second delivery is a no-op
     document = Document.objects.select_related("batch").get(pk=document_id)
-    try:
-        if not document.pages.exists() or not document.blocks.exists():
-            document_read(document=document)
-        return extraction_run(document=document, options=options)
-    except (render.RenderError, OcrError) as exc:
-        document_fail(document_id=document_id, code="render" if isinstance(exc, render.RenderError) else "ocr",
-                      message=str(exc))
-        return "failed"
-    except Exception as exc:  # a fault we did not foresee still ends in a clear, retryable state
-        log.exception("document %s failed", document_id)
-        document_fail(document_id=document_id, code="internal", message=f"Processing stopped: {type(exc).__name__}: {exc}")
-        return "failed"
+    options = options or document.run_options or None
+    with document_lease(document_id=document_id, claim=claim) as lease:
+        try:
+            lease.check()
+            engine = (options or {}).get("ocr_engine")  # a re-run with another engine reads the pages again
+            if engine or not document.pages.exists() or not document.blocks.exists():
+                document_read(document=document, engine=engine)
+            lease.check()
+            return extraction_run(document=document, options=options, lease=lease)
+        except ClaimLost:
+            document_close_orphaned_runs(document_id=document_id, extraction_id=lease.extraction_id,
+                                         message=ABANDONED + "this worker lost its claim on the document (its lease "
+                                                             "ran out); another run took it over.")
+            return "claim lost"
+        except (render.RenderError, OcrError) as exc:
+            document_fail(document_id=document_id, code="render" if isinstance(exc, render.RenderError) else "ocr",
+                          message=str(exc), claim=claim)
+            return "failed"
+        except (BotoCoreError, ClientError) as exc:  # OCR engines wrap their own: this is the file store (S3)
+            document_fail(document_id=document_id, code="storage", claim=claim,
+                          message=f"The file store could not be reached or refused a request ({exc}). Nothing was "
+                                  "lost: the document can be retried once the store answers.")
+            return "failed"
+        except Exception as exc:  # a fault we did not foresee still ends in a clear, retryable state
+            log.exception("document %s failed", document_id)
+            document_fail(document_id=document_id, code="internal",
+                          message=f"Processing stopped: {type(exc).__name__}: {exc}", claim=claim)
+            return "failed"
 
 
-def document_read(*, document: Document) -> list[Page]:
-    """Render and OCR a document, replacing its pages and blocks."""
+def document_read(*, document: Document, engine: str | None = None) -> list[Page]:
+    """Render and OCR a document (with `engine`, else the batch's), replacing its pages and blocks."""
     with tempfile.TemporaryDirectory(prefix="proofdesk-pages-") as tmp, local_path(document.original.name) as source:
         rendered = render.render_document(
             source=source, kind=document.kind, out_dir=Path(tmp), dpi=settings.RENDER_DPI,
             renderer=settings.RENDERER, max_pages=settings.UPLOAD_MAX_PAGES,
         )
-        ocr_pages = _ocr(document=document, source=source, rendered=rendered)
+        ocr_pages = _ocr(document=document, source=source, rendered=rendered, engine=engine)
         with transaction.atomic():
             document.pages.all().delete()
             pages = [_save_page(document=document, rendered_page=r) for r in rendered]
@@ -72,15 +100,16 @@ def document_read(*, document: Document) -> list[Page]:
     return pages
 
 
-def _ocr(*, document: Document, source: Path, rendered: list[render.RenderedPage]) -> list[OcrPage]:
-    if document.textract_import:
+def _ocr(*, document: Document, source: Path, rendered: list[render.RenderedPage], engine: str | None = None
+         ) -> list[OcrPage]:
+    if document.textract_import and not engine:
         from extraction.ocr.textract import load_textract_json
 
         with document.textract_import.open("rb") as fh:
             return load_textract_json(fh.read())
-    engine = engine_for(document.batch.ocr_engine or settings.OCR_ENGINE)
+    reader = engine_for(engine or document.batch.ocr_engine or settings.OCR_ENGINE)
     images = [PageImage(number=r.number, path=r.path, width=r.width, height=r.height) for r in rendered]
-    return engine.read(SourceDocument(path=source, kind=document.kind, pages=images))
+    return reader.read(SourceDocument(path=source, kind=document.kind, pages=images))
 
 
 def _save_page(*, document: Document, rendered_page: render.RenderedPage) -> Page:
@@ -116,19 +145,20 @@ def blocks_save(*, document: Document, page: Page, ocr_page: OcrPage) -> list[Bl
     return created
 
 
-def documents_requeue_stuck(*, older_than: timedelta | None = None) -> int:
-    """The reaper. Documents stuck in processing (their worker died) go back to the queue; documents
-    queued for long (their message was lost, e.g. a broker restarted without persistence) are sent
-    again. A duplicate message is harmless: only one delivery can claim a document."""
-    if older_than is None:
-        older_than = timedelta(minutes=settings.STUCK_PROCESSING_MINUTES)
-    cutoff = timezone.now() - older_than
-    stuck = Document.objects.filter(status=Status.PROCESSING.value, processing_started_at__lt=cutoff)
-    requeued = [i for i in stuck.values_list("id", flat=True) if document_transition(document_id=i, to=Status.QUEUED)]
-    waiting = list(
-        Document.objects.filter(status=Status.QUEUED.value, status_changed_at__lt=cutoff)
-        .exclude(pk__in=requeued).values_list("id", flat=True)
-    )
-    with transaction.atomic():
-        tasks.queue_documents(requeued + waiting)
-    return len(requeued) + len(waiting)
+def documents_requeue_stuck() -> int:
+    """The reaper (Celery beat, every REAPER_INTERVAL_SECONDS). Documents whose worker stopped renewing its
+    lease (killed, machine gone) go back to the queue, the runs it left open closed on record; then every
+    queued document whose message never reached the broker, or was lost by it, is sent again
+    (extraction.services.dispatch). A live worker keeps its document however long it works."""
+    now = timezone.now()
+    requeued = []
+    for document_id in Document.objects.filter(lease_expired(now=now), status=Status.PROCESSING.value).values_list(
+            "id", flat=True):
+        with transaction.atomic():
+            # guarded on the lease in the same update: a heartbeat that arrived since the query wins
+            if document_transition(document_id=document_id, to=Status.QUEUED, where=lease_expired(now=now),
+                                   run_options=F("run_options")):
+                document_close_orphaned_runs(document_id=document_id, now=now)
+                requeued.append(document_id)
+    documents_dispatch(requeued)
+    return len(requeued) + documents_dispatch_pending(now=now)

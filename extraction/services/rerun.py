@@ -38,9 +38,33 @@ class RerunResult:
     skipped: int  # in the scope but not requeued (someone moved it first)
 
 
-def rerun_options(*, llm_model: str = "", llm_input: str = "", max_rounds: int | str | None = None) -> dict:
-    """The overrides for a run; empty values keep the batch's settings. Raises RerunError on a bad value."""
+def llm_available() -> bool:
+    """Whether an LLM endpoint is configured; without one the offline template reader reads once."""
+    from extraction.services.extract import llm_config
+
+    return llm_config() is not None
+
+
+def rerun_options(*, llm_model: str = "", llm_input: str = "", max_rounds: int | str | None = None,
+                  ocr_engine: str = "", llm: bool | None = None) -> dict:
+    """The overrides for a run; empty values keep the batch's settings. Raises RerunError on a bad value,
+    and on LLM settings when no LLM is configured (the offline reader would silently ignore them)."""
+    from extraction.ocr.registry import ENGINE_NAMES
+
     options: dict = {}
+    engine = (ocr_engine or "").strip()
+    if engine:
+        if engine not in ENGINE_NAMES:
+            raise RerunError(f"The OCR engine is one of {', '.join(ENGINE_NAMES)}.")
+        options["ocr_engine"] = engine
+    llm = llm_available() if llm is None else llm
+    if not llm:
+        asked = [name for name, value in (("a model", llm_model), ("an input mode", llm_input),
+                                          ("rounds", max_rounds)) if str(value or "").strip()]
+        if asked:
+            raise RerunError(f"No LLM is configured, so {' and '.join(asked)} cannot apply: the offline template "
+                             "reader reads each document once. Set LLM_BASE_URL and LLM_MODEL to run the loop.")
+        return options
     model = (llm_model or "").strip()
     if model:
         if not MODEL_NAME.fullmatch(model):

@@ -8,6 +8,7 @@ no longer matches changes nothing and says so (no lost update). A claim is a loc
 
 from __future__ import annotations
 
+import copy
 from dataclasses import dataclass
 from datetime import timedelta
 from typing import Any
@@ -17,11 +18,11 @@ from django.db import transaction
 from django.db.models import F, Q
 from django.utils import timezone
 
+from extraction.doctypes.base import EditRefused
 from extraction.doctypes.registry import get_doctype
-from extraction.loop import AnswerParseError
-from extraction.models import Document, Extraction, FieldValue, ReviewEvent, Violation
+from extraction.models import Block, Document, Extraction, FieldValue, ReviewEvent, Violation
 from extraction.prompt import render_prompt
-from extraction.rules import RuleContext, get_field, make_validator, set_field
+from extraction.rules import RuleContext, get_field, get_value, make_validator
 from extraction.rules import Violation as RuleViolation
 from extraction.services.extract import ocr_pages_of, violations_save
 from extraction.services.transitions import document_review_transition, document_transition
@@ -30,6 +31,8 @@ from extraction.states import ReviewStatus, Status
 # Proof rules about a single field: a reviewer's correction is itself the evidence for the new value, so
 # "the cited text does not show this value" is not raised again on a field a reviewer corrected.
 GROUNDING_CODES = frozenset({"proof_found", "value_grounded"})
+PICKED = "reviewer"  # the `method` of a proof a reviewer picked on the page
+MAX_PICKED_BLOCKS = 200
 
 
 class ReviewError(Exception):
@@ -184,26 +187,30 @@ def document_next(*, user, batch_id: int | None = None, rule: str | None = None)
 
 
 def _parse_value(*, doctype, answer: dict, path: str, raw: str | None) -> tuple[dict, Any]:
-    """The answer with `path` set to the reviewer's text parsed to the field's type (the schema decides)."""
-    text = (raw or "").strip()
-    candidate = set_field(answer, path, text if text else None)
+    """The answer with `path` set to the reviewer's text: only a field the type declares editable, the value
+    checked by its field's type and parsed by the schema."""
     try:
-        parsed = doctype.parse_answer(candidate)
-    except AnswerParseError as err:
-        detail = str(err).split(": ", 1)[-1]
-        raise InvalidValue(f"{text!r} is not a valid value for this field ({detail}).") from None
-    node = get_field(parsed, path)
-    return parsed, node.get("value") if isinstance(node, dict) else node
+        parsed = doctype.edit_answer(answer, path, raw)
+    except EditRefused as err:
+        raise InvalidValue(str(err)) from None
+    return parsed, get_value(parsed, path)
 
 
-def _revalidate(*, document: Document, extraction: Extraction, answer: dict) -> list[RuleViolation]:
-    """Run the type's rules on the answer (no judge on edits); grounding is waived on corrected fields."""
+def _revalidate(*, document: Document, extraction: Extraction, answer: dict, ctx: RuleContext | None = None
+                ) -> list[RuleViolation]:
+    """Run the type's rules on the answer (no judge on edits). Grounding is waived on fields a reviewer
+    typed in; a value taken from the page cites the blocks the reviewer picked, and those are checked."""
     doctype = get_doctype(extraction.doctype or document.batch.doctype)
-    pages = ocr_pages_of(document=document)
-    ctx = RuleContext(prompt=render_prompt(pages), blocks=[b for p in pages for b in p.blocks])
+    ctx = ctx or _rule_context(document)
     broken = make_validator(doctype, ctx)(answer)
-    corrected = set(FieldValue.objects.filter(extraction=extraction, corrected=True).values_list("path", flat=True))
+    corrected = {path for path, proofs in FieldValue.objects.filter(extraction=extraction, corrected=True)
+                 .values_list("path", "proofs") if not any(p.get("method") == PICKED for p in proofs or [])}
     return [v for v in broken if not (v.code in GROUNDING_CODES and v.fields and set(v.fields) <= corrected)]
+
+
+def _rule_context(document: Document) -> RuleContext:
+    pages = ocr_pages_of(document=document)
+    return RuleContext(prompt=render_prompt(pages), blocks=[b for p in pages for b in p.blocks])
 
 
 def field_edit(*, document_id: int, user, path: str, raw_value: str | None, expected_version: int) -> EditResult:
@@ -217,11 +224,7 @@ def field_edit(*, document_id: int, user, path: str, raw_value: str | None, expe
         if extraction is None or not extraction.answer:
             raise NotEditable("This document has no extracted answer to correct.")
         doctype = get_doctype(extraction.doctype or document.batch.doctype)
-        try:
-            before_node = get_field(extraction.answer, path)
-        except KeyError:
-            raise InvalidValue(f"There is no field {path!r} in this document.") from None
-        before = before_node.get("value") if isinstance(before_node, dict) else before_node
+        before = get_value(extraction.answer, path)
         answer, value = _parse_value(doctype=doctype, answer=extraction.answer, path=path, raw=raw_value)
         Extraction.objects.filter(pk=extraction.pk).update(answer=answer)
         updated = FieldValue.objects.filter(extraction=extraction, path=path).update(value=value, corrected=True)
@@ -234,6 +237,100 @@ def field_edit(*, document_id: int, user, path: str, raw_value: str | None, expe
                                    before=before, after=value)
         version = Document.objects.values_list("version", flat=True).get(pk=document_id)
     return EditResult(version=version, value=value, violations=violations)
+
+
+def _proof_ref(block: Block, *, line_ids: dict[str, int], table_ids: dict[str, int]) -> dict:
+    """How the answer cites a block, in the prompt's terms (LINE and TABLE by short id, WORD through its
+    LINE, CELL through its TABLE), so that the rules resolve the proof the reviewer picked."""
+    key = str(block.pk)
+    if block.type == "LINE" and key in line_ids:
+        return {"type": "LINE", "id": line_ids[key]}
+    if block.type == "TABLE" and key in table_ids:
+        return {"type": "TABLE", "id": table_ids[key]}
+    parent = str(block.parent_id or "")
+    if block.type == "CELL" and parent in table_ids and block.row is not None and block.column is not None:
+        return {"type": "CELL", "table": table_ids[parent], "row": block.row, "column": block.column,
+                "value": block.text}
+    if block.type == "WORD" and parent in line_ids:
+        return {"type": "WORD", "line": line_ids[parent], "value": block.text}
+    # a line inside a table (or a word of one) is not tagged in the prompt: cite its text on the page
+    return {"type": "WORD", "line": 0, "value": block.text}
+
+
+def _picked_text(blocks: list[Block]) -> str:
+    """The picked blocks' text in reading order; a word whose line is picked too is read once."""
+    picked_lines = {b.pk for b in blocks if b.type == "LINE"}
+    kept = [b for b in blocks if not (b.type == "WORD" and b.parent_id in picked_lines)]
+    return " ".join(b.text.strip() for b in kept if b.text.strip())
+
+
+def _proof_dict(block: Block, page_number: int) -> dict:
+    return {"block_id": str(block.pk), "page": page_number, "type": block.type, "text": block.text,
+            "method": PICKED, "score": 1.0,
+            "bbox": {"left": block.left, "top": block.top, "width": block.width, "height": block.height}}
+
+
+def field_take_from_page(*, document_id: int, user, path: str, block_ids: list[int], expected_version: int,
+                         proof_only: bool = False) -> EditResult:
+    """Set a field from blocks the reviewer picked on the page: the value becomes their OCR text (unless
+    `proof_only`) and the proof becomes those blocks. One ReviewEvent with the value and the proof before
+    and after; the rules run again at once."""
+    ids = [int(i) for i in block_ids if str(i).isdigit()][:MAX_PICKED_BLOCKS]
+    if not ids:
+        raise InvalidValue("Pick a word or a line on the page first.")
+    with transaction.atomic():
+        _hold(document_id=document_id, user=user, expected_version=expected_version, bump=True)
+        document = Document.objects.select_related("batch").get(pk=document_id)
+        extraction = current_extraction(document_id=document_id)
+        if extraction is None or not extraction.answer:
+            raise NotEditable("This document has no extracted answer to correct.")
+        doctype = get_doctype(extraction.doctype or document.batch.doctype)
+        try:
+            node = get_field(extraction.answer, path)
+        except KeyError:
+            raise InvalidValue(f"There is no field {path!r} in this document.") from None
+        before = node.get("value") if isinstance(node, dict) else node
+        blocks = list(Block.objects.filter(document_id=document_id, pk__in=ids).select_related("page")
+                      .order_by("page__number", "order", "id"))
+        if not blocks:
+            raise InvalidValue("Those blocks are not on this document's pages.")
+        text = _picked_text(blocks)
+        if proof_only:
+            answer, value = extraction.answer, before
+        else:
+            answer, value = _parse_value(doctype=doctype, answer=extraction.answer, path=path, raw=text)
+        ctx = _rule_context(document)
+        line_ids = {block_id: short for short, block_id in ctx.prompt.line_ids.items()}
+        table_ids = {block_id: short for short, block_id in ctx.prompt.table_ids.items()}
+        refs = [_proof_ref(b, line_ids=line_ids, table_ids=table_ids) for b in blocks]
+        answer = copy.deepcopy(answer)
+        target = get_field(answer, path)
+        if isinstance(target, dict):
+            target["proof"] = refs
+        proofs = [_proof_dict(b, b.page.number) for b in blocks]
+        confidences = [b.confidence for b in blocks if b.confidence is not None]
+        fv = FieldValue.objects.filter(extraction=extraction, path=path).first()
+        proof_before = list(fv.proofs or []) if fv else []
+        Extraction.objects.filter(pk=extraction.pk).update(answer=answer)
+        if fv is None:
+            FieldValue.objects.create(extraction=extraction, path=path, value=value, model_value=before, corrected=True,
+                                      proofs=proofs, confidence=min(confidences) if confidences else None,
+                                      position=FieldValue.objects.filter(extraction=extraction).count())
+        else:
+            FieldValue.objects.filter(pk=fv.pk).update(value=value, proofs=proofs, corrected=True,
+                                                       confidence=min(confidences) if confidences else None)
+        violations = _revalidate(document=document, extraction=extraction, answer=answer, ctx=ctx)
+        violations_save(extraction=extraction, violations=violations)
+        ReviewEvent.objects.create(
+            document_id=document_id, user=user, kind=ReviewEvent.Kind.PROOF if proof_only else ReviewEvent.Kind.EDIT,
+            field=path, before=before, after=value, proof_before=[_brief(p) for p in proof_before],
+            proof_after=[_brief(p) for p in proofs], note="" if proof_only else f"taken from the page: {text[:200]}")
+        version = Document.objects.values_list("version", flat=True).get(pk=document_id)
+    return EditResult(version=version, value=value, violations=violations)
+
+
+def _brief(proof: dict) -> dict:
+    return {k: proof.get(k) for k in ("block_id", "page", "type", "text", "bbox")}
 
 
 # --- decisions ---------------------------------------------------------------------------------------

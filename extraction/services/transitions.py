@@ -7,11 +7,12 @@ exactly one update matches a row and the other sees a count of 0 and stops.
 from __future__ import annotations
 
 from django.db import transaction
-from django.db.models import Case, F, Value, When
+from django.db.models import Case, F, Q, Value, When
 from django.utils import timezone
 
 from extraction import tasks  # tasks import services lazily: no cycle
 from extraction.models import Document
+from extraction.services.lease import lease_duration
 from extraction.states import ReviewStatus, Status, review_sources_for, sources_for
 
 
@@ -19,12 +20,19 @@ class TransitionError(Exception):
     """The document was not in a state that allows this change (someone else got there first)."""
 
 
-def document_transition(*, document_id: int, to: Status, **fields) -> bool:
-    """Move a document to `to` if its current state allows it; return whether this call did it."""
+def document_transition(*, document_id: int, to: Status, claim: int | None = None, where: Q | None = None,
+                        **fields) -> bool:
+    """Move a document to `to` if its current state allows it; return whether this call did it.
+
+    `claim` fences a worker's writes: the move happens only while the document is still held by that claim
+    (its `attempts` value), so a worker whose document was taken back cannot end it. `where` adds a condition
+    checked in the same update.
+    """
     now = timezone.now()
     extra = dict(fields)
     if to == Status.PROCESSING:
         extra.setdefault("processing_started_at", now)
+        extra.setdefault("heartbeat_at", now)
         extra.setdefault("attempts", F("attempts") + 1)
     if to in (Status.PASSED, Status.FLAGGED, Status.FAILED):
         # the end of processing; a later move (an audit sending a passed document to the queue) keeps it
@@ -32,9 +40,14 @@ def document_transition(*, document_id: int, to: Status, **fields) -> bool:
                                               default=F("processed_at")))
     if to == Status.QUEUED:
         extra.setdefault("task_id", "")
-    updated = Document.objects.filter(pk=document_id, status__in=[s.value for s in sources_for(to)]).update(
-        status=to.value, status_changed_at=now, version=F("version") + 1, **extra
-    )
+        extra.setdefault("dispatched_at", None)
+        extra.setdefault("run_options", {})
+    qs = Document.objects.filter(pk=document_id, status__in=[s.value for s in sources_for(to)])
+    if claim is not None:
+        qs = qs.filter(attempts=claim)
+    if where is not None:
+        qs = qs.filter(where)
+    updated = qs.update(status=to.value, status_changed_at=now, version=F("version") + 1, **extra)
     return updated == 1
 
 
@@ -47,45 +60,70 @@ def document_review_transition(*, document_id: int, to: ReviewStatus, expected_v
 
 
 @transaction.atomic
-def document_fail(*, document_id: int, code: str, message: str) -> bool:
-    """A clear, retryable error on one document. Allowed from queued or processing."""
-    return document_transition(document_id=document_id, to=Status.FAILED, error_code=code[:40], error_message=message)
+def document_fail(*, document_id: int, code: str, message: str, claim: int | None = None) -> bool:
+    """A clear, retryable error on one document. Allowed from queued or processing (fenced by `claim`)."""
+    return document_transition(document_id=document_id, to=Status.FAILED, claim=claim, error_code=code[:40],
+                               error_message=message)
 
 
 def document_requeue(*, document_id: int, options: dict | None = None) -> bool:
     """Send a finished (or failed) document back to the queue and queue its task once committed."""
     with transaction.atomic():
-        moved = document_transition(document_id=document_id, to=Status.QUEUED, error_code="", error_message="")
+        moved = document_transition(document_id=document_id, to=Status.QUEUED, error_code="", error_message="",
+                                    run_options=options or {})
         if moved:
             Document.objects.filter(pk=document_id).update(
                 review_status=ReviewStatus.UNREVIEWED.value, claimed_by=None, claimed_at=None
             )
-            tasks.queue_documents([document_id], options=options)
+            tasks.queue_documents([document_id])
     return moved
 
 
-def document_claim_for_processing(*, document_id: int, task_id: str = "") -> bool:
-    """Claim a queued document for a task. The same task delivered again may take the document back
-    from `processing`: the broker only redelivers an unacknowledged message when its worker is gone."""
+def document_claim_for_processing(*, document_id: int, task_id: str = "") -> int | None:
+    """Claim a queued document for a task; return the claim's fencing token (the new `attempts`), or None.
+
+    The same task delivered again (the broker redelivers an unacknowledged message when it thinks its
+    worker is gone) may take the document back from `processing`, but only once the first worker's lease
+    has run out: a worker that is alive and renewing keeps its document, however long it takes.
+    """
     if document_transition(document_id=document_id, to=Status.PROCESSING, task_id=task_id, error_code="",
                            error_message=""):
-        return True
+        return Document.objects.values_list("attempts", flat=True).get(pk=document_id)
     if not task_id:
-        return False
+        return None
     now = timezone.now()
     with transaction.atomic():
-        taken = Document.objects.filter(pk=document_id, status=Status.PROCESSING.value, task_id=task_id).update(
-            processing_started_at=now, attempts=F("attempts") + 1, version=F("version") + 1
-        )
-        if taken:
-            _close_orphaned_extractions(document_id=document_id, now=now)
-    return taken == 1
+        taken = Document.objects.filter(
+            lease_expired(now=now), pk=document_id, status=Status.PROCESSING.value, task_id=task_id,
+        ).update(processing_started_at=now, heartbeat_at=now, attempts=F("attempts") + 1, version=F("version") + 1)
+        if not taken:
+            return None
+        document_close_orphaned_runs(document_id=document_id, now=now)
+        return Document.objects.values_list("attempts", flat=True).get(pk=document_id)
 
 
-def _close_orphaned_extractions(*, document_id: int, now) -> None:
-    from extraction.models import Extraction
+def lease_expired(*, now) -> Q:
+    """Documents whose worker stopped renewing its lease (older rows without a heartbeat: by start time)."""
+    cutoff = now - lease_duration()
+    return Q(heartbeat_at__lt=cutoff) | Q(heartbeat_at__isnull=True, processing_started_at__lt=cutoff)
 
-    Extraction.objects.filter(document_id=document_id, finished_at__isnull=True).update(
-        stop_reason="error", error="The worker running this extraction died; the document was processed again.",
-        finished_at=now,
-    )
+
+# Runs closed because their worker lost the document start with this: they are not a second processing.
+ABANDONED = "Abandoned: "
+ORPHANED = ABANDONED + "the worker running this extraction stopped (killed, or its lease ran out); " \
+    "the document was taken back."
+
+
+def document_close_orphaned_runs(*, document_id: int, now=None, message: str = ORPHANED,
+                                 extraction_id: int | None = None) -> None:
+    """Close the runs a worker that lost the document left open (or only `extraction_id`): the extraction
+    and its unfinished rounds, kept on record as errors."""
+    from extraction.models import Extraction, Round
+
+    now = now or timezone.now()
+    open_runs = Extraction.objects.filter(document_id=document_id, finished_at__isnull=True)
+    if extraction_id is not None:
+        open_runs = open_runs.filter(pk=extraction_id)
+    Round.objects.filter(extraction__in=open_runs, state=Round.State.STARTED).update(
+        state=Round.State.FAILED, error=message, finished_at=now)
+    open_runs.update(stop_reason="error", error=message, finished_at=now)

@@ -12,8 +12,7 @@ from django.utils.safestring import mark_safe
 from django.views.decorators.http import require_POST
 
 from extraction import charts, selectors
-from extraction.doctypes.registry import UnknownDocumentType, get_doctype
-from extraction.models import Extraction, FieldValue, Round
+from extraction.models import Extraction, Round
 from extraction.selectors_dashboard import audit_summary
 from extraction.services import audit as audit_service
 from extraction.states import Status
@@ -21,6 +20,7 @@ from reviewer.access import role_required
 from reviewer.models import AuditItem, AuditSample
 from reviewer.roles import ADMIN, SUPERVISOR
 from reviewer.views.batches import get_batch
+from reviewer.views.desk_panes import field_items, label_of, labels_for, ocr_layer
 
 AUDIT_ROLES = (SUPERVISOR, ADMIN)
 
@@ -34,6 +34,27 @@ def get_item(request: HttpRequest, sample_id: int, item_id: int) -> AuditItem:
     """The access helper for an item: 404 unless it exists and belongs to that sample."""
     return get_object_or_404(
         AuditItem.objects.select_related("sample__batch", "document", "decided_by"), pk=item_id, sample_id=sample_id)
+
+
+def family_labels(batch, summary: dict) -> dict:
+    """Name the field families of the audit summary ('rows[].votes') for people, from one answer of the
+    batch: 'Votes by party · votes'."""
+    from extraction.doctypes.base import path_words
+
+    answer = (Extraction.objects.filter(document__batch=batch).exclude(answer=None).values_list("answer", "doctype")
+              .first())
+    labels = labels_for(Extraction(answer=answer[0], doctype=answer[1])) if answer else {}
+    named = []
+    for family, n in summary["by_field"]:
+        head, sep, column = family.partition("[].")
+        if sep:
+            sample = next((label for path, label in labels.items()
+                           if path.startswith(head + "[") and path.endswith("." + column)), "")
+            words = sample.rpartition(": ")[2] or path_words(column)
+            named.append((f"{labels.get(head, path_words(head))} · {words}", n))
+        else:
+            named.append((labels.get(family) or path_words(family) if not family.startswith("(") else family, n))
+    return {**summary, "by_field": named}
 
 
 def estimate_charts(summary: dict) -> dict:
@@ -62,7 +83,7 @@ def audit_home(request: HttpRequest) -> HttpResponse:
 @role_required(*AUDIT_ROLES)
 def audit_batch(request: HttpRequest, batch_id: int) -> HttpResponse:
     batch = get_batch(request, batch_id)
-    summary = audit_summary(batch=batch)
+    summary = family_labels(batch, audit_summary(batch=batch))
     samples = list(batch.audit_samples.select_related("created_by").annotate(
         n_pending=Count("items", filter=Q(items__verdict=AuditItem.Verdict.PENDING)),
         n_disagreed=Count("items", filter=Q(items__verdict=AuditItem.Verdict.DISAGREE)),
@@ -107,32 +128,6 @@ def audit_sample(request: HttpRequest, sample_id: int) -> HttpResponse:
     return render(request, "audit/sample.html", context)
 
 
-def _field_rows(extraction: Extraction | None) -> list[dict]:
-    """The extraction's fields in order, labelled as the desk labels them, with their proofs."""
-    if extraction is None:
-        return []
-    labels: dict[str, str] = {}
-    if isinstance(extraction.answer, dict):
-        try:
-            for group in get_doctype(extraction.doctype).field_groups(extraction.answer):
-                if group.is_table:
-                    for row_label, row in zip(group.row_labels, group.rows, strict=False):
-                        for fi in row:
-                            labels[fi.path] = f"{row_label} · {fi.label}"
-                else:
-                    for fi in group.fields:
-                        labels[fi.path] = fi.label
-        except UnknownDocumentType:
-            pass
-    rows = []
-    for fv in FieldValue.objects.filter(extraction=extraction).order_by("position", "id"):
-        rows.append({"path": fv.path, "label": labels.get(fv.path) or fv.label or fv.path, "value": fv.value,
-                     "model_value": fv.model_value, "corrected": fv.corrected,
-                     "proofs": [{"page": p.get("page"), "type": p.get("type"), "text": p.get("text"),
-                                 "bbox": p.get("bbox") or {}} for p in fv.proofs or []]})
-    return rows
-
-
 @role_required(*AUDIT_ROLES)
 def audit_item(request: HttpRequest, sample_id: int, item_id: int, *, error: str = "", status: int = 200
                ) -> HttpResponse:
@@ -143,9 +138,17 @@ def audit_item(request: HttpRequest, sample_id: int, item_id: int, *, error: str
     rounds = Round.objects.filter(extraction=extraction).count() if extraction else 0
     items = list(item.sample.items.order_by("position", "id").values_list("id", flat=True))
     index = items.index(item.id)
+    violations = selectors.desk_violations(extraction=extraction) if extraction else []
+    groups, labels, items_by_path = field_items(document, extraction, violations, can_edit=False)
+    pages = selectors.document_pages(document=document)
+    page = pages.get(min(pages)) if pages else None
     context = {
         "item": item, "sample": item.sample, "batch": item.sample.batch, "document": document,
-        "extraction": extraction, "rounds": rounds, "fields": _field_rows(extraction),
+        "extraction": extraction, "rounds": rounds, "fields": list(items_by_path.values()),
+        "wrong_labels": [label_of(labels, p) for p in item.wrong_fields or []],
+        "page": page, "pages": pages, "page_number": page.number if page else None,
+        "ocr_layer": ocr_layer(page) if page else "", "proof_rects": "", "can_edit": False,
+        "desk_url": reverse("desk_document", args=[document.id]),
         "can_decide": item.verdict == AuditItem.Verdict.PENDING and document.status == Status.PASSED.value,
         "error": error, "posted": request.POST if error else {},
         "checked": set(request.POST.getlist("fields")) if error else set(),

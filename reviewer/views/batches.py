@@ -29,7 +29,8 @@ def batch_list(request: HttpRequest) -> HttpResponse:
 def batch_detail(request: HttpRequest, batch_id: int) -> HttpResponse:
     batch = get_batch(request, batch_id)
     counts = selectors.batch_status_counts(batch=batch)
-    context = {"batch": batch, "counts": counts, "documents": batch.documents.order_by("created_at", "id")[:500]}
+    context = {"batch": batch, "counts": counts, "documents": batch.documents.order_by("created_at", "id")[:500],
+               "poll_seconds": 2}
     if request.htmx and request.GET.get("partial") == "progress":
         response = render(request, "batches/detail.html#progress", context)
         if counts["total"] and counts["done"] == counts["total"]:
@@ -44,7 +45,14 @@ def batch_upload(request: HttpRequest) -> HttpResponse:
         form = UploadForm(request.POST, request.FILES)
         if form.is_valid():
             batch = _create_batch(request, form)
-            messages.success(request, f"Batch {batch.name} created; its documents are queued.")
+            unsent = selectors.batch_unsent_count(batch=batch)
+            if unsent:
+                messages.warning(
+                    request, f"Batch {batch.name} was created and every file is kept, but the task queue did not "
+                    f"answer, so processing of its {unsent} queued document{'s' if unsent != 1 else ''} is delayed. "
+                    "They are sent on their own within a minute of the queue coming back: do not upload them again.")
+            else:
+                messages.success(request, f"Batch {batch.name} created; its documents are queued.")
             return redirect("batch_detail", batch_id=batch.id)
     else:
         form = UploadForm()

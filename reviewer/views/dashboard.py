@@ -11,7 +11,7 @@ from extraction import charts
 from extraction.selectors_dashboard import audit_summary, batch_dashboard, batch_runs
 from reviewer.access import role_required
 from reviewer.roles import ADMIN, SUPERVISOR
-from reviewer.views.audit import estimate_charts
+from reviewer.views.audit import estimate_charts, family_labels
 from reviewer.views.batches import get_batch
 
 STATUS_COLOURS = {"passed": "good", "flagged": "warn", "failed": "bad", "queued": "muted", "processing": "muted"}
@@ -43,10 +43,17 @@ def dashboard_charts(data: dict) -> dict:
 def batch_dashboard_view(request: HttpRequest, batch_id: int) -> HttpResponse:
     batch = get_batch(request, batch_id)
     data = batch_dashboard(batch=batch)
-    summary = audit_summary(batch=batch)
+    summary = family_labels(batch, audit_summary(batch=batch))
+    states = dict(data["by_status"])
+    in_progress = states.get("queued", 0) + states.get("processing", 0)
     context = {
         "batch": batch, "d": data, **dashboard_charts(data), "summary": summary, **estimate_charts(summary),
-        "runs": batch_runs(batch=batch),
+        "runs": batch_runs(batch=batch), "in_progress": in_progress,
         "median_time": _seconds(data["time"]["median"]), "p95_time": _seconds(data["time"]["p95"]),
     }
+    if request.htmx and request.GET.get("partial") == "live":  # polled while documents are being read
+        response = render(request, "batches/dashboard.html#live", context)
+        if not in_progress:
+            response.status_code = 286  # the last update; htmx stops polling
+        return response
     return render(request, "batches/dashboard.html", context)

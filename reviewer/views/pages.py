@@ -21,6 +21,10 @@ def get_page(request: HttpRequest, document_id: int, number: int) -> Page:
 @role_required(*DESK_ROLES)
 def page_image(request: HttpRequest, document_id: int, number: int) -> HttpResponse:
     page = get_page(request, document_id, number)
+    if request.GET.get("preview") and page.preview:  # a thumbnail
+        response = FileResponse(page.preview.open("rb"), content_type="image/jpeg")
+        response["Cache-Control"] = "private, max-age=3600"
+        return response
     if not page.image:
         raise Http404("This page has no image.")
     response = FileResponse(page.image.open("rb"), content_type="image/png")

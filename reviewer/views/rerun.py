@@ -6,6 +6,7 @@ from django.contrib import messages
 from django.http import HttpRequest, HttpResponse
 from django.shortcuts import redirect, render
 
+from extraction.ocr.registry import ENGINE_CHOICES
 from extraction.selectors_dashboard import batch_runs
 from extraction.services import rerun as rerun_service
 from extraction.states import ReviewStatus
@@ -32,7 +33,7 @@ def batch_rerun(request: HttpRequest, batch_id: int) -> HttpResponse:
         try:
             options = rerun_service.rerun_options(
                 llm_model=request.POST.get("llm_model", ""), llm_input=request.POST.get("llm_input", ""),
-                max_rounds=request.POST.get("max_rounds"))
+                max_rounds=request.POST.get("max_rounds"), ocr_engine=request.POST.get("ocr_engine", ""))
             result = rerun_service.batch_rerun(batch=batch, user=request.user,
                                                scope=request.POST.get("scope", ""), options=options)
         except rerun_service.RerunError as err:
@@ -46,8 +47,12 @@ def batch_rerun(request: HttpRequest, batch_id: int) -> HttpResponse:
             if result.skipped:
                 messages.info(request, f"{result.skipped} changed state meanwhile and were left alone.")
             return redirect("batch_dashboard", batch_id=batch.id)
+    scopes = _scope_counts(batch)
+    if not form.get("scope"):  # the first choice that has documents, never "failed (0)"
+        form = {**form, "scope": next((s for s in ("failed", "flagged", "all") if scopes[s]["n"]), "all")}
     context = {
-        "batch": batch, "error": error, "form": form, "scopes": _scope_counts(batch),
+        "batch": batch, "error": error, "form": form, "scopes": scopes, "llm": rerun_service.llm_available(),
+        "engines": ENGINE_CHOICES,
         "input_modes": rerun_service.INPUT_MODES, "max_rounds_limit": rerun_service.MAX_ROUNDS_LIMIT,
         "runs": batch_runs(batch=batch),
     }

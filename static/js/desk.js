@@ -1,32 +1,51 @@
-/* The review desk's keyboard and highlight behaviour. htmx does the requests; this file only moves focus,
-   marks the fields a rule involves, scrolls the proof into view and zooms the page.
-   Keys: j/k next/previous field, Enter shows the proof, e edits, v verifies, n opens the next document. */
+/* The review desk's behaviour. htmx does the requests; this file selects fields and rules (their proof
+   boxes are on their links, so a click highlights at once), takes values from the page, moves focus and
+   answers the keyboard. Every shortcut is listed in the dialog `?` opens; none fires while typing. */
 (function () {
   "use strict";
-  var ZOOMS = [0.5, 0.75, 1, 1.25, 1.5, 2, 3];
-  var zoomIndex = 2;
+  var desk, pane, viewer, selection = null, pendingFocus = null, lastFocus = null, marked = [];
+  var stages = {};  // page number -> the page's HTML, fetched once: another page shows without a request
+  var PREFETCH = 12;
 
-  function fieldLinks() { return Array.prototype.slice.call(document.querySelectorAll("#fields a.field")); }
-  function isTyping(el) {
-    return el && (el.tagName === "INPUT" || el.tagName === "TEXTAREA" || el.tagName === "SELECT" || el.isContentEditable);
-  }
+  function $(sel, root) { return (root || document).querySelector(sel); }
+  function $all(sel, root) { return Array.prototype.slice.call((root || document).querySelectorAll(sel)); }
+  function fieldLinks() { return $all("#fields a.field"); }
+  function ruleLinks() { return $all("#violations a.rule"); }
   function byPath(path) {
     return fieldLinks().filter(function (a) { return a.getAttribute("data-path") === path; })[0] || null;
   }
+  function isTyping(el) {
+    return el && (el.tagName === "INPUT" || el.tagName === "TEXTAREA" || el.tagName === "SELECT" || el.isContentEditable);
+  }
+  function involves(list, path) {
+    return list.some(function (p) { return p === path || path.indexOf(p + "[") === 0 || path.indexOf(p + ".") === 0; });
+  }
+  function canPick() {
+    return desk && desk.getAttribute("data-can-edit") === "1" && !desk.classList.contains("stale") && !!$("#take-form");
+  }
+
+  /* Scroll a list (not the window) so `el` is visible inside it. */
+  function keepVisible(el, container) {
+    if (!el || !container) { return; }
+    var r = el.getBoundingClientRect(), c = container.getBoundingClientRect();
+    if (r.top < c.top) { container.scrollTop -= c.top - r.top + 8; }
+    else if (r.bottom > c.bottom) { container.scrollTop += r.bottom - c.bottom + 8; }
+  }
+
   function setCurrent(el) {
-    document.querySelectorAll("#fields a.field.current").forEach(function (a) { a.classList.remove("current"); });
+    $all("#fields a.field.current").forEach(function (a) { a.classList.remove("current"); });
     if (el) { el.classList.add("current"); }
   }
   function focusField(el) {
     if (!el) { return; }
     setCurrent(el);
     el.focus({ preventScroll: true });
-    el.scrollIntoView({ block: "nearest" });
+    keepVisible(el, $("#fields"));
   }
   function current() {
     var a = document.activeElement;
     if (a && a.matches && a.matches("#fields a.field")) { return a; }
-    return document.querySelector("#fields a.field.current");
+    return $("#fields a.field.current");
   }
   function move(step) {
     var list = fieldLinks();
@@ -35,13 +54,251 @@
     var i = cur ? list.indexOf(cur) + step : 0;
     focusField(list[Math.max(0, Math.min(list.length - 1, i))]);
   }
+
+  /* --- selection: a field, or every field a rule involves --- */
+
+  function selectedLinks(sel) {
+    if (!sel) { return []; }
+    if (sel.path) { var a = byPath(sel.path); return a ? [a] : []; }
+    return fieldLinks().filter(function (a) { return involves(sel.fields, a.getAttribute("data-path")); });
+  }
+
+  function headFor(sel, links) {
+    var head = $("#proof-head");
+    if (!head) { return; }
+    var title = $(".proof-title", head), notes = $(".proof-notes", head), stepper = $(".proof-pages", head);
+    title.textContent = "";
+    notes.textContent = "";
+    stepper.textContent = "";
+    if (!sel) { title.textContent = "Select a field to see where it was read."; return; }
+    var b = document.createElement("b");
+    if (sel.path && links[0]) {
+      title.appendChild(document.createTextNode("Proof of "));
+      b.textContent = links[0].getAttribute("data-label") || sel.path;
+      title.appendChild(b);
+      var raw = links[0].getAttribute("data-notes");
+      (raw ? JSON.parse(raw) : []).forEach(function (n) {
+        var p = document.createElement("p");
+        p.className = "proof-note " + n[0];
+        p.textContent = n[1];
+        notes.appendChild(p);
+      });
+      if (canPick()) {
+        var hint = document.createElement("p");
+        hint.className = "proof-note hint";
+        hint.textContent = pickMode() === "proof"
+          ? "Click a word or line on the page to move this proof there (the value stays)."
+          : "Click a word or line on the page (Shift-drag for several) to take it as this value and its proof.";
+        notes.appendChild(hint);
+      }
+    } else {
+      title.appendChild(document.createTextNode("Proofs of: "));
+      b.textContent = sel.label || "the rule's fields";
+      title.appendChild(b);
+      if (!sel.boxes.length) {
+        var none = document.createElement("p");
+        none.className = "proof-note bad";
+        none.textContent = "None of the fields this rule involves has a proof on the page.";
+        notes.appendChild(none);
+      }
+    }
+    var pages = sel.pages;
+    if (pages.length > 1) {
+      stepper.appendChild(document.createTextNode("on pages "));
+      pages.forEach(function (n) {
+        var btn = document.createElement("button");
+        btn.type = "button";
+        btn.className = "secondary page-step";
+        btn.setAttribute("data-goto", String(n));
+        btn.textContent = String(n);
+        btn.setAttribute("aria-label", "Show page " + n);
+        stepper.appendChild(btn);
+      });
+    }
+  }
+
+  function select(sel) {
+    selection = sel;
+    var links = selectedLinks(sel), boxes = [];
+    links.forEach(function (a) {
+      boxes = boxes.concat(window.ProofViewer.parseBoxes(a.getAttribute("data-boxes"), a.getAttribute("data-path")));
+    });
+    if (sel) {
+      sel.boxes = boxes;
+      sel.pages = boxes.map(function (b) { return b.page; }).filter(function (n, i, all) { return all.indexOf(n) === i; })
+        .sort(function (x, y) { return x - y; });
+    }
+    // only the links that change are touched: restyling every field would cost a layout of the whole pane
+    marked.forEach(function (el) { el.classList.remove("selected", "involved"); });
+    marked = links.slice();
+    links.forEach(function (a) { a.classList.add(sel && sel.path ? "selected" : "involved"); });
+    if (sel && sel.violation) {
+      var rule = $('#violations a.rule[data-violation="' + sel.violation + '"]');
+      if (rule) { rule.classList.add("selected"); marked.push(rule); }
+    }
+    $all(".thumb").forEach(function (t) {
+      t.classList.toggle("has-proof", !!sel && sel.pages.indexOf(parseInt(t.getAttribute("data-page"), 10)) >= 0);
+    });
+    if (pane) {
+      pane.setAttribute("data-field", sel && sel.path ? sel.path : "");
+      pane.setAttribute("data-violation", sel && sel.violation ? sel.violation : "");
+      pane.setAttribute("data-fields", sel && sel.fields ? sel.fields.join("|") : "");
+    }
+    desk.classList.toggle("picking", !!(sel && sel.path) && canPick());
+    headFor(sel, links);
+    if (!viewer) { return; }
+    viewer.boxes = boxes;
+    if (sel && sel.pages.length && sel.pages.indexOf(viewer.pageNumber()) < 0) {
+      goToPage(sel.pages[0]);
+    } else {
+      viewer.show(boxes);
+    }
+  }
+
+  function selectField(a, push) {
+    setCurrent(a);
+    select({ path: a.getAttribute("data-path") });
+    if (push !== false) { remember("field", a.getAttribute("data-path")); }
+  }
+  function selectRule(r) {
+    var fields = (r.getAttribute("data-fields") || "").split("|").filter(Boolean);
+    var label = r.querySelector(".rule-field");
+    select({ violation: r.getAttribute("data-violation"), fields: fields,
+             label: (r.closest(".rule-group") && $(".rule-title", r.closest(".rule-group")).textContent) || (label && label.textContent) });
+    var first = byPath(r.getAttribute("data-first") || "");
+    if (first) { setCurrent(first); keepVisible(first, $("#fields")); }
+    remember("violation", r.getAttribute("data-violation"));
+  }
+  function remember(key, value) {
+    var url = new URL(window.location.href);
+    ["field", "violation", "edit", "page"].forEach(function (k) { url.searchParams.delete(k); });
+    url.searchParams.set(key, value);
+    window.history.replaceState(null, "", url.toString());
+  }
+
+  function stageUrl(n) { return desk.getAttribute("data-proof-url") + "?page=" + encodeURIComponent(n); }
+  function goToPage(n) {
+    var stage = $("#page-stage");
+    if (!stage || !n || String(n) === stage.getAttribute("data-page")) { return; }
+    if (stages[n]) {  // fetched already: swap it in at once
+      stage.outerHTML = stages[n];
+      stageSwapped();
+      return;
+    }
+    window.htmx.ajax("GET", stageUrl(n), { target: "#page-stage", swap: "outerHTML settle:0ms" });
+  }
+  /* Fetch the other pages (their image too) once the desk is idle, so stepping between pages is instant. */
+  function prefetch() {
+    var stage = $("#page-stage");
+    if (!stage || !window.fetch) { return; }
+    var total = Math.min(parseInt(stage.getAttribute("data-pages") || "1", 10), PREFETCH);
+    var here = stage.getAttribute("data-page");
+    for (var n = 1; n <= total; n++) {
+      if (String(n) === here) { stages[n] = stage.outerHTML; continue; }
+      (function (page) {
+        window.fetch(stageUrl(page), { headers: { "HX-Request": "true" }, credentials: "same-origin" })
+          .then(function (r) { return r.ok ? r.text() : null; })
+          .then(function (html) {
+            if (!html) { return; }
+            stages[page] = html.trim();
+            var holder = document.createElement("div");
+            holder.innerHTML = stages[page];
+            var img = holder.querySelector("img.page-image");
+            if (img && img.decode) { img.decode().catch(function () { return null; }); }
+          }).catch(function () { return null; });
+      })(n);
+    }
+  }
+  function stageSwapped() {
+    var stage = $("#page-stage");
+    if (!stage || !viewer) { return; }
+    viewer.pageChanged();
+    $all(".thumb").forEach(function (t) {
+      var here = t.getAttribute("data-page") === stage.getAttribute("data-page");
+      t.classList.toggle("current", here);
+      if (here) { t.setAttribute("aria-current", "page"); } else { t.removeAttribute("aria-current"); }
+    });
+  }
+  function stepPage(step) {
+    var stage = $("#page-stage");
+    if (!stage) { return; }
+    var n = parseInt(stage.getAttribute("data-page"), 10) + step, total = parseInt(stage.getAttribute("data-pages"), 10);
+    if (n >= 1 && n <= total) { goToPage(n); }
+  }
+
+  /* --- taking a value (or moving a proof) from the page --- */
+
+  function pickMode() {
+    var checked = $("input[name=pick-mode]:checked");
+    return checked ? checked.value : "value";
+  }
+  function take(ids) {
+    var form = $("#take-form");
+    if (!form || !selection || !selection.path || !ids.length) { return; }
+    form.querySelector("[name=field]").value = selection.path;
+    form.querySelector("[name=blocks]").value = ids.join(",");
+    form.querySelector("[name=mode]").value = pickMode();
+    pendingFocus = selection.path;
+    form.requestSubmit();
+  }
+
+  function bindPicking() {
+    var vp = $("#viewport"), drag = null;
+    if (!vp) { return; }
+    vp.addEventListener("click", function (ev) {
+      if (!desk.classList.contains("picking") || (viewer && viewer.suppressClick) || ev.shiftKey) { return; }
+      var r = ev.target.closest && ev.target.closest("svg.overlay .ocr rect");
+      if (!r) { return; }
+      ev.preventDefault();
+      take([r.getAttribute("data-b")]);
+    });
+    vp.addEventListener("dblclick", function (ev) {
+      var r = ev.target.closest && ev.target.closest("svg.overlay .ocr rect.w");
+      if (r && desk.classList.contains("picking") && r.getAttribute("data-l")) { take([r.getAttribute("data-l")]); }
+    });
+    vp.addEventListener("mousedown", function (ev) {
+      if (ev.button !== 0 || !ev.shiftKey || !desk.classList.contains("picking")) { return; }
+      var svg = $("#page-stage svg.overlay");
+      if (!svg) { return; }
+      ev.preventDefault();
+      drag = { svg: svg, x: ev.clientX, y: ev.clientY, box: svg.querySelector(".pick-box") };
+    });
+    window.addEventListener("mousemove", function (ev) {
+      if (!drag) { return; }
+      var m = drag.svg.getScreenCTM().inverse(), p0 = drag.svg.createSVGPoint(), p1 = drag.svg.createSVGPoint();
+      p0.x = drag.x; p0.y = drag.y; p1.x = ev.clientX; p1.y = ev.clientY;
+      var a = p0.matrixTransform(m), b = p1.matrixTransform(m);
+      drag.rect = { x: Math.min(a.x, b.x), y: Math.min(a.y, b.y), w: Math.abs(a.x - b.x), h: Math.abs(a.y - b.y) };
+      drag.box.setAttribute("x", drag.rect.x); drag.box.setAttribute("y", drag.rect.y);
+      drag.box.setAttribute("width", drag.rect.w); drag.box.setAttribute("height", drag.rect.h);
+      drag.box.classList.add("on");
+      $all("rect.w", drag.svg).forEach(function (w) { w.classList.toggle("picked", inside(w, drag.rect)); });
+    });
+    window.addEventListener("mouseup", function () {
+      if (!drag) { return; }
+      var ids = drag.rect ? $all("rect.w", drag.svg).filter(function (w) { return inside(w, drag.rect); })
+        .map(function (w) { return w.getAttribute("data-b"); }) : [];
+      drag.box.classList.remove("on");
+      $all("rect.picked", drag.svg).forEach(function (w) { w.classList.remove("picked"); });
+      drag = null;
+      take(ids);
+    });
+  }
+  function inside(rect, box) {  // the word's centre lies in the box
+    var x = parseFloat(rect.getAttribute("x")) + parseFloat(rect.getAttribute("width")) / 2;
+    var y = parseFloat(rect.getAttribute("y")) + parseFloat(rect.getAttribute("height")) / 2;
+    return x >= box.x && x <= box.x + box.w && y >= box.y && y <= box.y + box.h;
+  }
+
+  /* --- actions --- */
+
   function edit() {
     var cur = current();
     var link = cur && cur.parentElement.querySelector(".edit-link");
-    if (link) { link.click(); }
+    if (link && !(desk && desk.classList.contains("stale"))) { pendingFocus = null; link.click(); }
   }
   function verify() {
-    var form = document.getElementById("verify-form");
+    var form = $("#verify-form");
     if (!form) { return; }
     var note = form.querySelector("textarea[name=note]");
     if (note && !note.value.trim()) {
@@ -51,101 +308,128 @@
     }
     form.requestSubmit();
   }
-  function next() {
-    var form = document.getElementById("next-form");
-    if (form) { form.requestSubmit(); }
+  function submit(id) { var form = $(id); if (form) { form.requestSubmit(); } }
+  function help() {
+    var dialog = $("#shortcuts");
+    if (!dialog || dialog.open) { return; }
+    lastFocus = document.activeElement;
+    dialog.showModal();
+  }
+  function nextRule(step) {
+    var list = ruleLinks();
+    if (!list.length) { return; }
+    var i = list.indexOf(document.activeElement);
+    var r = list[(i < 0 ? (step > 0 ? 0 : list.length - 1) : (i + step + list.length) % list.length)];
+    var group = r.closest("details");
+    if (group) { group.open = true; }
+    r.focus({ preventScroll: true });
+    keepVisible(r, $("#violations"));
+    selectRule(r);
+  }
+  function toggleMode() {
+    var other = $all("input[name=pick-mode]").filter(function (i) { return !i.checked; })[0];
+    if (other) { other.checked = true; select(selection); }
   }
 
-  document.addEventListener("keydown", function (ev) {
+  var KEYS = {
+    j: function () { move(1); }, k: function () { move(-1); }, e: edit, v: verify,
+    n: function () { submit("#next-form"); }, r: function () { nextRule(1); }, R: function () { nextRule(-1); },
+    m: toggleMode, "?": help,
+    "+": function () { viewer && viewer.zoomBy(1.25); }, "=": function () { viewer && viewer.zoomBy(1.25); },
+    "-": function () { viewer && viewer.zoomBy(0.8); }, w: function () { viewer && viewer.setFit("width"); },
+    "0": function () { viewer && viewer.setFit("page"); }, o: function () { viewer && viewer.rotate(); },
+    "[": function () { stepPage(-1); }, "]": function () { stepPage(1); },
+  };
+
+  function onKey(ev) {
     if (ev.ctrlKey || ev.metaKey || ev.altKey) { return; }
-    var t = ev.target;
+    var t = ev.target, dialog = $("#shortcuts");
+    if (dialog && dialog.open) { return; }  // the dialog has its own keys (Escape closes it)
     if (isTyping(t)) {
       var editing = t.closest && t.closest(".edit-form");
       if (ev.key === "Escape" && editing) {
         var cancel = editing.querySelector(".cancel");
-        if (cancel) { ev.preventDefault(); cancel.click(); }
+        if (cancel) { ev.preventDefault(); pendingFocus = editing.getAttribute("data-path"); cancel.click(); }
       } else if (ev.key === "Enter" && t.tagName === "TEXTAREA" && !ev.shiftKey && t.form) {
         ev.preventDefault();
         t.form.requestSubmit();
       }
       return;
     }
-    if (ev.key === "j") { move(1); }
-    else if (ev.key === "k") { move(-1); }
-    else if (ev.key === "e") { edit(); }
-    else if (ev.key === "v") { verify(); }
-    else if (ev.key === "n") { next(); }
-    else { return; }
+    var action = KEYS[ev.key];
+    if (!action) { return; }
     ev.preventDefault();
-  });
+    action();
+  }
 
-  document.addEventListener("click", function (ev) {
+  function onClick(ev) {
+    var goto = ev.target.closest && ev.target.closest("[data-goto]");
+    if (goto) { goToPage(parseInt(goto.getAttribute("data-goto"), 10)); return; }
+    var thumb = ev.target.closest && ev.target.closest("a.thumb");
+    if (thumb && !ev.ctrlKey && !ev.metaKey) { ev.preventDefault(); goToPage(thumb.getAttribute("data-page")); return; }
     var a = ev.target.closest && ev.target.closest("#fields a.field");
-    if (a) { setCurrent(a); }
-  });
-
-  function involves(list, path) {
-    return list.some(function (p) { return p === path || path.indexOf(p + "[") === 0 || path.indexOf(p + ".") === 0; });
+    if (a && !ev.ctrlKey && !ev.metaKey) { ev.preventDefault(); selectField(a); return; }
+    var r = ev.target.closest && ev.target.closest("#violations a.rule");
+    if (r && !ev.ctrlKey && !ev.metaKey) { ev.preventDefault(); selectRule(r); return; }
+    var h = ev.target.closest && ev.target.closest("#help-button");
+    if (h) { help(); }
   }
 
-  function markFields(pane) {
-    var path = pane.getAttribute("data-field") || "";
-    var list = (pane.getAttribute("data-fields") || "").split("|").filter(Boolean);
-    fieldLinks().forEach(function (a) {
-      var p = a.getAttribute("data-path");
-      a.classList.toggle("selected", !!path && p === path);
-      a.classList.toggle("involved", list.length > 0 && involves(list, p));
-    });
-    var firstInvolved = document.querySelector("#fields a.field.involved");
-    if (firstInvolved) { firstInvolved.scrollIntoView({ block: "nearest" }); }
-    document.querySelectorAll("#violations a.rule").forEach(function (r) {
-      r.classList.toggle("selected", r.getAttribute("data-violation") === pane.getAttribute("data-violation"));
-    });
-  }
-
-  function applyZoom() {
-    var frame = document.querySelector("#page-pane .page-frame");
-    if (frame) { frame.style.width = (ZOOMS[zoomIndex] * 100) + "%"; }
-    var label = document.getElementById("zoom-level");
-    if (label) { label.textContent = Math.round(ZOOMS[zoomIndex] * 100) + "%"; }
-  }
-
-  function showProof(pane) {
-    applyZoom();
-    markFields(pane);
-    var box = pane.querySelector(".proof-box");
-    if (box) { box.scrollIntoView({ block: "center", inline: "center" }); }
-  }
-
-  document.addEventListener("click", function (ev) {
-    var b = ev.target.closest && ev.target.closest("[data-zoom]");
-    if (!b) { return; }
-    zoomIndex = Math.max(0, Math.min(ZOOMS.length - 1, zoomIndex + parseInt(b.getAttribute("data-zoom"), 10)));
-    applyZoom();
-    var box = document.querySelector("#page-pane .proof-box");
-    if (box) { box.scrollIntoView({ block: "center", inline: "center" }); }
-  });
-
-  document.addEventListener("htmx:afterSwap", function (ev) {
-    var el = ev.detail.elt;
-    var pane = document.getElementById("page-pane");
-    if (pane && (el === pane || (el.id === "page-pane"))) { showProof(pane); }
-    var fields = document.getElementById("fields");
-    if (fields && (el === fields || el.id === "fields")) {
-      var path = fields.getAttribute("data-focus");
-      if (path) { focusField(byPath(path)); }
-      if (pane) { markFields(pane); }
+  function afterSettle(ev) {
+    var target = ev.detail && ev.detail.target;
+    var presence = $("#presence");
+    if (presence) {
+      var stale = presence.getAttribute("data-stale") === "1";
+      desk.classList.toggle("stale", stale);
+      if (stale) { desk.classList.remove("picking"); }
     }
-  });
+    var stage = $("#page-stage");
+    if (target && stage && (target === stage || target.id === "page-stage" || !document.body.contains(target))) {
+      stages[stage.getAttribute("data-page")] = stage.outerHTML;
+      stageSwapped();
+    }
+    var fields = $("#fields");
+    if (fields && target && (target === fields || target.id === "fields" || fields.contains(target) || !document.body.contains(target))) {
+      var path = pendingFocus || fields.getAttribute("data-focus");
+      pendingFocus = null;
+      if ($("#fields .edit-form")) { return; }  // autofocus is on the edit box
+      if (path && byPath(path)) {
+        focusField(byPath(path));
+        if (selection && selection.path === path) { select(selection); }
+        else if (selection) { select(selection); }
+      } else if (selection) { select(selection); }
+    }
+  }
 
-  document.addEventListener("DOMContentLoaded", function () {
-    var fields = document.getElementById("fields");
-    if (!fields) { return; }
-    var pane = document.getElementById("page-pane");
-    if (pane) { showProof(pane); }
-    if (document.querySelector("#fields .edit-form")) { return; }  // autofocus is on the edit box
-    var wanted = fields.getAttribute("data-focus");
-    var first = (wanted && byPath(wanted)) || document.querySelector("#fields .cell.flagged a.field") || fieldLinks()[0];
-    focusField(first);
-  });
+  function init() {
+    document.addEventListener("keydown", onKey);  // the queue page has `n` too
+    desk = $("#desk");
+    if (!desk) { return; }
+    pane = $("#page-pane");
+    if (pane && window.ProofViewer && $("#viewport")) {
+      viewer = new window.ProofViewer(pane);
+      viewer.layout();
+    }
+    document.addEventListener("click", onClick);
+    document.addEventListener("htmx:afterSettle", afterSettle);
+    var dialog = $("#shortcuts");
+    if (dialog) { dialog.addEventListener("close", function () { if (lastFocus) { lastFocus.focus(); } }); }
+    $all("input[name=pick-mode]").forEach(function (i) { i.addEventListener("change", function () { select(selection); }); });
+    bindPicking();
+    setTimeout(prefetch, 300);
+    // the selection the page was opened with (?field= or ?violation=)
+    var path = pane && pane.getAttribute("data-field"), violation = pane && pane.getAttribute("data-violation");
+    if (path && byPath(path)) { selectField(byPath(path), false); }
+    else if (violation) {
+      var r = ruleLinks().filter(function (x) { return x.getAttribute("data-violation") === violation; })[0];
+      if (r) { selectRule(r); }
+    }
+    if ($("#fields .edit-form")) { return; }  // autofocus is on the edit box
+    // focus the first flagged field without scrolling anything: the broken rules stay in view above
+    var wanted = $("#fields").getAttribute("data-focus");
+    var first = (wanted && byPath(wanted)) || $("#fields .cell.flagged a.field") || fieldLinks()[0];
+    if (first) { setCurrent(first); first.focus({ preventScroll: true }); keepVisible(first, $("#fields")); }
+  }
+
+  if (document.readyState === "loading") { document.addEventListener("DOMContentLoaded", init); } else { init(); }
 })();

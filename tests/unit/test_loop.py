@@ -195,3 +195,71 @@ def test_a_violation_round_trips_through_a_dict_and_stays_json_safe():
         "found": "9999/10000",
     }
     assert Violation.from_dict(data) == v and hash(v) == hash(Violation.from_dict(data))
+
+
+# --- which round is kept: the one a reviewer would want -------------------------------------------------
+
+ROWS = [f"rows[{i}].votes" for i in range(38)]
+WORDS = [f"rows[{i}].votes_words" for i in range(38)]
+SUM_FIELDS = (*ROWS, "valid_votes")
+
+
+def one_misread(row: int) -> list[Violation]:
+    """What one misread digit breaks: its digits/words twin, the sum, and its proof."""
+    return [
+        Violation("row_digits_words_mismatch", "digits vs words", (ROWS[row], WORDS[row]), 56, "CINCO SEIS = 56"),
+        Violation("sum_valid_votes", "sum", SUM_FIELDS, 300, 301),
+        Violation("value_grounded", "not in the cited text", (ROWS[row],), 66, "0056"),
+    ]
+
+
+def all_zero(shown_rows: int) -> list[Violation]:
+    """An all-zero answer passes every sum; only its proofs (and the degenerate rule) say it is wrong."""
+    grounded = [Violation("value_grounded", "not shown", (f,), 0, "0012") for f in ROWS[:shown_rows] + WORDS[:shown_rows]]
+    degenerate = Violation("degenerate_answer", "all zero", (*ROWS, "valid_votes"), "votes", "zeros", degenerate=True)
+    return [*grounded, degenerate]
+
+
+def test_it_keeps_one_misread_digit_over_a_later_all_zero_answer_that_breaks_fewer_rules():
+    # The seed study's degenerate answer: zeros after a failed round. Even with fewer rules broken than the
+    # misread round (here 84 against 87, as measured), the zeros are never kept.
+    noise = [Violation("value_grounded", "x", (f"rows[{i}].votes_words",), "CERO", "CERO UNO") for i in range(34)]
+    misread = one_misread(3) + noise + [Violation("proof_found", "x", (f"note{i}",)) for i in range(50)]
+    zeros = all_zero(38)
+    assert len(zeros) < len(misread)  # 77 against 87: a bare count would keep the zeros
+    script = Script({"id": "misread"}, {"id": "zeros"})
+    result = run_validation_loop(script, validate_by_table({"misread": misread, "zeros": zeros}), 2)
+    assert result.reason == "exhausted" and result.best.number == 1
+
+
+def test_a_degenerate_answer_loses_even_to_a_worse_looking_answer():
+    script = Script({"id": "zeros"}, {"id": "noisy"})
+    zeros = [Violation("degenerate_answer", "all zero", ("a",), found=0, degenerate=True)]
+    noisy = [broken("x", i, fields=(f"f{i}",)) for i in range(10)]
+    result = run_validation_loop(script, validate_by_table({"zeros": zeros, "noisy": noisy}), 2)
+    assert result.best.number == 2
+
+
+def test_it_keeps_the_plain_misread_over_a_forced_sum_that_breaks_fewer_rules():
+    # Round 1 misreads one row: its proof, its twin and the sum break (3 rules, 1 wrong field). Round 2 forces
+    # the sum by adding votes to a row the OCR read clearly and rewrites the words to match: 2 rules, but
+    # 2 wrong fields. A reviewer wants round 1.
+    forced = [
+        Violation("value_grounded", "not shown", (WORDS[3],), "SEIS SEIS", "CERO CINCO SEIS"),
+        Violation("value_grounded", "not shown", (ROWS[9],), 62, "0012"),
+    ]
+    script = Script({"id": "misread"}, {"id": "forced"})
+    result = run_validation_loop(script, validate_by_table({"misread": one_misread(3), "forced": forced}), 2)
+    assert len(forced) < len(one_misread(3))
+    assert result.reason == "exhausted" and result.best.number == 1
+
+
+def test_suspicion_counts_the_fewest_wrong_fields_that_explain_the_broken_rules():
+    from extraction.loop import suspicion
+
+    assert suspicion([]) == 0
+    assert suspicion([broken("x", fields=("a",)), broken("y", fields=("a",))]) == 1  # one field, once
+    assert suspicion([broken("sum", fields=("a", "b", "c", "d"))]) == 1  # one of four must be wrong
+    assert suspicion(one_misread(3)) == 1  # the twin and the sum are explained by the ungrounded digit
+    assert suspicion([broken("x", fields=("a",)), broken("y", fields=("b",)), broken("sum", fields=("c", "d"))]) == 3
+    assert suspicion([broken("parse", fields=())]) == 1  # the whole answer

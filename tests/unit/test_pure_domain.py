@@ -11,7 +11,7 @@ EXTRACTION = Path(__file__).resolve().parents[2] / "extraction"
 PURE = sorted(
     [EXTRACTION / f"{name}.py" for name in (
         "loop", "rules", "proofs", "feedback", "prompt", "prompt_doc", "llm", "intake", "render", "states",
-        "stats", "charts", "annotate", "currency")]
+        "stats", "charts", "annotate", "currency", "reading")]
     + list((EXTRACTION / "ocr").glob("*.py")) + list((EXTRACTION / "doctypes").glob("*.py"))
     + list((EXTRACTION / "acta").glob("*.py"))
 )

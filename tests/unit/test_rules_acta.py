@@ -25,7 +25,7 @@ def acta_answer(votes: list[int] | None = None, null: int = 3) -> dict:
     votes = votes if votes is not None else [(i * 7) % 20 for i in range(len(PARTIES))]
     valid = sum(votes)
     return {
-        "acta_id": proved("201301006.01.1.0001"),
+        "acta_id": proved("050201001.01"),
         "rows": [
             {"party": p, "votes": proved(v), "votes_words": proved(words(v))}
             for p, v in zip(PARTIES, votes, strict=True)
@@ -118,15 +118,29 @@ def test_it_flags_a_count_that_is_not_a_whole_number():
     assert "count_not_integer" in codes(check(answer))
 
 
-@pytest.mark.parametrize("bad", ["20130100601.1.0001", "201301006.1.1.0001", "201301006-01-1-0001", "ACTA 1"])
-def test_it_flags_a_malformed_acta_id(bad):
+@pytest.mark.parametrize("code", ["050201001.01", "181103005.01"])
+def test_a_code_as_the_real_sheets_print_it_breaks_no_rule(code):
+    # DESIGN.md: real codes published with their QR are 9 digits, a dot, 2 digits.
+    assert check(set_field(acta_answer(), "acta_id", code)) == []
+
+
+@pytest.mark.parametrize("bad", ["05020100101", "050201001.1", "05020100.101", "050201001-01", "ACTA 1",
+                                 "201301006.01.1.0001"])
+def test_it_flags_a_code_not_of_the_real_form(bad):
+    # The last one is the form only our old generator printed: no real sheet has it.
     found = [v for v in check(set_field(acta_answer(), "acta_id", bad)) if v.code == "acta_id_format"]
-    assert found and found[0].found == bad and "201301006.01.1.0001" in found[0].message
+    assert found and found[0].found == bad and "050201001.01" in found[0].message
+    assert "9 digits, a dot, 2 digits" in found[0].message
 
 
-def test_the_acta_id_pattern_is_nine_two_one_four_digits():
-    assert ACTA_ID_PATTERN.match("123456789.12.1.1234")
-    assert not ACTA_ID_PATTERN.match("123456789.12.12.1234")
+def test_the_acta_id_pattern_is_nine_digits_a_dot_and_two_digits():
+    assert ACTA_ID_PATTERN.match("123456789.12")
+    assert not ACTA_ID_PATTERN.match("123456789.12.1.1234")
+
+
+def test_the_prompt_asks_for_the_real_form_and_says_the_label_varies():
+    assert "9 digits, a dot, 2 digits (like 050201001.01)" in DOCTYPE.system_prompt
+    assert "label before it differs" in DOCTYPE.system_prompt and ".1.0001" not in DOCTYPE.system_prompt
 
 
 def test_it_flags_missing_rows_and_a_row_out_of_order():
@@ -169,3 +183,42 @@ def test_the_validator_runs_the_schema_first_and_reports_the_path():
     answer = set_field(acta_answer(), "rows[3].votes", "many")
     found = validate(answer)
     assert codes(found) == ["schema"] and found[0].fields == ("rows[3].votes",)
+
+
+# --- the degenerate answer (DESIGN.md's seed study: all zeros after a failed round) ----------------------
+
+
+def sheet_lines(*texts: str) -> list[OcrBlock]:
+    return [OcrBlock(id=f"l{i}", type=BlockType.LINE, page=1, text=t, bbox=BBox(0.1, 0.02 * i, 0.5, 0.02))
+            for i, t in enumerate(texts, start=1)]
+
+
+def test_an_all_zero_answer_is_flagged_as_degenerate_when_the_sheet_prints_votes():
+    zeros = acta_answer(votes=[0] * len(PARTIES), null=0)
+    ctx = RuleContext(blocks=sheet_lines("PSUV 0012 CERO CERO UNO DOS", "PCV 0000 CERO CERO CERO CERO"))
+    found = [v for v in check(zeros, ctx) if v.code == "degenerate_answer"]
+    assert len(found) == 1 and found[0].degenerate
+    assert "rows[0].votes" in found[0].fields and "valid_votes" in found[0].fields
+    # 0 = 0 closes every sum: no other rule sees it
+    assert [v for v in check(zeros, ctx) if v.code in ("sum_valid_votes", "valid_plus_null_total")] == []
+
+
+def test_an_empty_answer_is_degenerate_too():
+    empty = acta_answer()
+    for path in ["valid_votes", "null_votes", "total_votes"] + [f"rows[{i}].votes" for i in range(len(PARTIES))]:
+        empty = set_field(empty, path, None)
+    ctx = RuleContext(blocks=sheet_lines("TOTAL VOTOS 0145 CERO UNO CUATRO CINCO"))
+    assert "degenerate_answer" in codes(check(empty, ctx))
+
+
+def test_a_sheet_where_nobody_voted_may_be_answered_with_zeros():
+    zeros = acta_answer(votes=[0] * len(PARTIES), null=0)
+    ctx = RuleContext(blocks=sheet_lines("PSUV 000 CERO CERO CERO", "VOTOS NULOS 000 CERO CERO CERO"))
+    assert "degenerate_answer" not in codes(check(zeros, ctx))
+
+
+def test_one_nonzero_count_is_not_degenerate():
+    votes = [0] * len(PARTIES)
+    votes[5] = 3
+    ctx = RuleContext(blocks=sheet_lines("PODEMOS 0003 CERO CERO CERO TRES"))
+    assert "degenerate_answer" not in codes(check(acta_answer(votes=votes, null=0), ctx))

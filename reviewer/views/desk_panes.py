@@ -1,0 +1,278 @@
+"""What the desk shows, built from the stored rows: the fields pane, the triage of broken rules, the page.
+
+Everything a field click needs (its label, its proof boxes, its notes) is written on the field's link, so
+highlighting a proof costs no request; the page pane carries the page's WORD and LINE boxes so that a
+reviewer can take a value from the page.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from collections import Counter, defaultdict
+from html import escape
+from typing import Any
+
+from django.utils.safestring import SafeString, mark_safe
+
+from extraction import selectors
+from extraction.doctypes.base import field_labels, lower_first, path_words
+from extraction.doctypes.registry import UnknownDocumentType, get_doctype
+from extraction.models import Document, Extraction, Page
+from extraction.services import review
+from extraction.states import ReviewStatus, Status
+from reviewer.access import has_role
+from reviewer.roles import ADMIN, REVIEWER, SUPERVISOR
+
+DESK_ROLES = (REVIEWER, SUPERVISOR, ADMIN)
+WORK_ROLES = (REVIEWER, ADMIN)  # who corrects, verifies and rejects
+SEND_BACK_ROLES = (SUPERVISOR, ADMIN)
+
+# What a document's state means to a person on the desk (the pill): (css class, words).
+_DECIDED = {ReviewStatus.VERIFIED.value: "verified", ReviewStatus.CORRECTED.value: "corrected",
+            ReviewStatus.REJECTED.value: "rejected"}
+
+
+def fid(path: str) -> str:
+    """An HTML id for a field path ('rows[3].votes' -> 'f-rows-3-votes')."""
+    return "f-" + re.sub(r"[^A-Za-z0-9]+", "-", path).strip("-")
+
+
+def display_status(document: Document) -> tuple[str, str]:
+    """The pill: a flagged document a reviewer decided shows the decision, not 'flagged'."""
+    if document.status == Status.FLAGGED.value:
+        if document.review_status in _DECIDED:
+            return _DECIDED[document.review_status], _DECIDED[document.review_status]
+        return "flagged", "needs review"
+    return document.status, document.status
+
+
+def permissions(user, document: Document) -> dict[str, Any]:
+    live = review.claim_is_live(document)
+    held_by_other = live and document.claimed_by_id != user.pk
+    open_ = review.is_open_for_review(document)
+    works = has_role(user, *WORK_ROLES)
+    decided = document.status == Status.FLAGGED.value and document.review_status != ReviewStatus.UNREVIEWED.value
+    decision = selectors.last_decision(document=document) if decided else None
+    if not open_:
+        if document.status == Status.PASSED.value:
+            reason = "Passed its rules: read-only unless a supervisor sends it back."
+        elif decided:
+            who = decision.user.get_username() if decision and decision.user else "a reviewer"
+            reason = f"{display_status(document)[1].capitalize()} by {who}: read-only unless a supervisor sends it back."
+        else:
+            reason = f"This document is {document.status}."
+    elif not works:
+        reason = "Read-only for supervisors."
+    elif held_by_other:
+        reason = f"{document.claimed_by.get_username()} is working on this document: read-only for you."
+    else:
+        reason = ""
+    return {
+        "can_edit": open_ and works and not held_by_other,
+        "can_claim": open_ and works and not (live and document.claimed_by_id == user.pk) and not held_by_other,
+        "holds_claim": live and document.claimed_by_id == user.pk,
+        "held_by_other": held_by_other,
+        "claim_until": review.claim_expires_at(document) if live else None,
+        "can_send_back": has_role(user, *SEND_BACK_ROLES) and (document.status == Status.PASSED.value or decided),
+        "read_only_reason": reason,
+        "works_queue": works,
+        "decision": decision,
+    }
+
+
+# --- labels ------------------------------------------------------------------------------------------
+
+
+def labels_for(extraction: Extraction | None, groups=None) -> dict[str, str]:
+    """path -> label for people, from the document type (paths it does not name read as words)."""
+    if extraction is None or not isinstance(extraction.answer, dict):
+        return {}
+    if groups is None:
+        try:
+            groups = get_doctype(extraction.doctype).field_groups(extraction.answer)
+        except UnknownDocumentType:
+            return {}
+    return field_labels(groups)
+
+
+def label_of(labels: dict[str, str], path: str) -> str:
+    if path in labels:
+        return labels[path]
+    row, _, rest = path.rpartition(".")
+    if row in labels:
+        return f"{labels[row]}: {path_words(rest)}"
+    return path_words(path)
+
+
+def in_words(text: str, paths, labels: dict[str, str]) -> str:
+    """A rule's message with the field paths it names replaced by their labels."""
+    for path in sorted(set(paths or []), key=len, reverse=True):
+        if path and path in text:
+            text = text.replace(path, label_of(labels, path))
+    return text
+
+
+# --- the fields pane ---------------------------------------------------------------------------------
+
+
+def boxes_attr(proofs: list[dict]) -> str:
+    """'page:left,top,width,height;...' for the page pane's JavaScript to draw."""
+    out = []
+    for p in proofs or []:
+        b = p.get("bbox")
+        if b:
+            out.append(f"{int(p.get('page') or 1)}:{b['left']:.5f},{b['top']:.5f},{b['width']:.5f},{b['height']:.5f}")
+    return ";".join(out)
+
+
+def _notes(fv, label: str, value: Any, ungrounded: list, can_edit: bool) -> list[tuple[str, str]]:
+    notes = []
+    if value is not None and (fv is None or not fv.proofs):
+        hint = " Pick its text on the page (click a word or line, or Shift-drag a box) to give it one." if can_edit else ""
+        notes.append(("bad", f"{label} has no proof: the value was not found on the page.{hint}"))
+    if fv is not None and fv.corrected:
+        notes.append(("info", f"Corrected by a reviewer; the model said {json.dumps(fv.model_value, ensure_ascii=False)}."))
+    for v in ungrounded:
+        notes.append(("bad", f"Ungrounded: the cited text reads {json.dumps(v.found, ensure_ascii=False)}, "
+                             f"which does not show {json.dumps(value, ensure_ascii=False)}."))
+    return notes
+
+
+def field_items(document: Document, extraction: Extraction | None, violations: list, *, can_edit: bool,
+                fields: dict | None = None, only: str | None = None
+                ) -> tuple[list[dict], dict[str, str], dict[str, dict]]:
+    """The schema's groups with each field's value, rules, proofs and notes; the labels; the items by path.
+    With `only`, just that field's item (one FieldValue read): an edit form needs no more."""
+    if extraction is None or not extraction.answer:
+        return [], {}, {}
+    try:
+        doctype = get_doctype(extraction.doctype or document.batch.doctype)
+    except UnknownDocumentType:
+        return [], {}, {}
+    groups_raw = doctype.field_groups(extraction.answer)
+    labels = field_labels(groups_raw)
+    if only is not None:
+        fv = selectors.field_value(extraction=extraction, path=only)
+        fields = {only: fv} if fv is not None else {}
+    fields = fields if fields is not None else selectors.desk_fields(extraction=extraction)
+    rules_of: dict[str, list] = defaultdict(list)
+    for v in violations:
+        for path in v.fields or []:
+            rules_of[path].append(v)
+
+    def rules_for(path: str) -> list:
+        out = list(rules_of.get(path, []))
+        head = path.split("[", 1)[0].split(".", 1)[0]  # a rule naming a list ("rows") involves each of its fields
+        if head != path:
+            out += [v for v in rules_of.get(head, []) if v not in out]
+        return out
+
+    by_path: dict[str, dict] = {}
+
+    def item(fi) -> dict:
+        fv = fields.get(fi.path)
+        rules = rules_for(fi.path)
+        label = labels.get(fi.path, fi.label)
+        ungrounded = [v for v in rules if v.code == "value_grounded" and fi.path in (v.fields or [])]
+        proofs = fv.proofs if fv else []
+        notes = _notes(fv, label, fi.value, ungrounded, can_edit)
+        out = {
+            "path": fi.path, "id": fid(fi.path), "label": label, "short": fi.label, "value": fi.value, "fv": fv,
+            "rules": rules, "rule_labels": sorted({v.label for v in rules}),
+            "confidence": round(fv.confidence * 100) if fv and fv.confidence is not None else None,
+            "no_proof": fi.value is not None and not proofs, "ungrounded": bool(ungrounded),
+            "corrected": bool(fv and fv.corrected), "boxes": boxes_attr(proofs),
+            "proof_pages": sorted({int(p.get("page") or 1) for p in proofs or []}),
+            "notes": notes, "notes_json": json.dumps(notes, ensure_ascii=False) if notes else "",
+        }
+        by_path[fi.path] = out
+        return out
+
+    if only is not None:
+        for group in groups_raw:
+            for fi in group.fields:
+                if fi.path == only:
+                    return [], labels, {only: item(fi)}
+        return [], labels, {}
+    groups = []
+    for group in groups_raw:
+        groups.append({
+            "name": group.name, "is_table": group.is_table, "columns": group.columns,
+            "fields": [item(fi) for fi in group.fields] if not group.is_table else [],
+            "rows": [{"label": label, "cells": [item(fi) for fi in row]}
+                     for label, row in zip(group.row_labels, group.rows, strict=False)],
+        })
+    return groups, labels, by_path
+
+
+# --- the triage of broken rules ----------------------------------------------------------------------
+
+
+def triage(violations: list, labels: dict[str, str], items: dict[str, dict]) -> list[dict]:
+    """Broken rules grouped by rule, the most specific first: a rule that names one or two fields says
+    where to look; a sum over forty fields only says that something is off. Within a group, page order."""
+    order = {path: i for i, path in enumerate(items)}
+    grouped: dict[str, list] = defaultdict(list)
+    for v in violations:
+        grouped[v.code].append(v)
+    out = []
+    for code, vs in grouped.items():
+        entries, kinds = [], Counter()
+        for v in vs:
+            paths = [p for p in v.fields or [] if p in items] or [
+                p for p in items if any(p.startswith(f + "[") for f in v.fields or [])]
+            first = min(paths, key=lambda p: order.get(p, 0)) if paths else ""
+            if first:
+                kinds[items[first]["short"]] += 1
+            entries.append({
+                "id": v.id, "message": in_words(v.message, v.fields, labels), "fields": "|".join(v.fields or []),
+                "first": first, "first_id": fid(first) if first else "", "label": label_of(labels, first) if first else "",
+                "position": order.get(first, len(order)),
+            })
+        entries.sort(key=lambda e: e["position"])
+        spread = sum(max(1, len(v.fields or [])) for v in vs) / len(vs)
+        out.append({
+            "code": code, "label": vs[0].label, "count": len(vs), "items": entries, "spread": spread,
+            "kinds": [f"{lower_first(kind)} ×{n}" if n > 1 else lower_first(kind) for kind, n in kinds.most_common()],
+        })
+    out.sort(key=lambda g: (g["spread"] > 2, -g["count"], g["code"]))
+    return out
+
+
+# --- the page ----------------------------------------------------------------------------------------
+
+
+def _n(value: float) -> str:
+    return f"{value:.1f}"
+
+
+def ocr_layer(page: Page) -> SafeString:
+    """The page's LINE and WORD boxes as SVG rects in page pixels (lines under words), built without the
+    template engine: a dense page has thousands of words and the page must stay fast to serve."""
+    w, h = page.width, page.height
+    lines, words = [], []
+    for pk, kind, text, left, top, width, height, parent in selectors.page_blocks(page=page):
+        attrs = (f'data-b="{pk}" data-t="{escape(text, quote=True)}" x="{_n(left * w)}" y="{_n(top * h)}" '
+                 f'width="{_n(width * w)}" height="{_n(height * h)}"')
+        if kind == "WORD":
+            words.append(f'<rect class="w" data-l="{parent or ""}" {attrs}/>')
+        else:
+            lines.append(f'<rect class="l" {attrs}/>')
+    return mark_safe("".join(lines) + "".join(words))  # noqa: S308 - every text is escaped above
+
+
+def proof_rects(page: Page, items: list[dict]) -> SafeString:
+    """The selected fields' proof boxes on this page (the JavaScript redraws them on every selection)."""
+    w, h = page.width, page.height
+    out = []
+    for it in items:
+        for part in it["boxes"].split(";") if it["boxes"] else []:
+            number, _, box = part.partition(":")
+            if int(number) != page.number:
+                continue
+            left, top, width, height = (float(x) for x in box.split(","))
+            out.append(f'<rect class="proof-box on" data-path="{escape(it["path"], quote=True)}" '
+                       f'x="{_n(left * w)}" y="{_n(top * h)}" width="{_n(width * w)}" height="{_n(height * h)}" '
+                       'vector-effect="non-scaling-stroke"/>')
+    return mark_safe("".join(out))  # noqa: S308 - paths are escaped above, numbers are ours

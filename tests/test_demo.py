@@ -1,0 +1,82 @@
+"""`make demo` as a person runs it: it starts, hides its URL list from a 404, and Ctrl-C stops it at once,
+worker and pool included, even while the worker is in the middle of a document."""
+
+from __future__ import annotations
+
+import os
+import signal
+import sqlite3
+import subprocess
+import time
+import urllib.error
+import urllib.request
+from pathlib import Path
+
+import pytest
+
+from tests.faults import free_port, wait_until
+from tests.worker import ROOT
+
+pytestmark = [pytest.mark.slow]
+
+
+def _processes_of(var_dir: Path) -> list[int]:
+    """Processes started for this demo (found by the PROOFDESK_VAR_DIR in their environment)."""
+    mine = []
+    for proc in Path("/proc").iterdir():
+        if not proc.name.isdigit():
+            continue
+        try:
+            if f"PROOFDESK_VAR_DIR={var_dir}".encode() in (proc / "environ").read_bytes():
+                mine.append(int(proc.name))
+        except OSError:
+            continue
+    return mine
+
+
+def _processing(db: Path) -> int:
+    try:
+        with sqlite3.connect(db, timeout=1) as conn:
+            return conn.execute("select count(*) from extraction_document where status='processing'").fetchone()[0]
+    except sqlite3.Error:
+        return 0
+
+
+def test_the_demo_hides_its_urls_and_stops_within_seconds_of_ctrl_c(tmp_path):
+    var_dir, port = tmp_path / "demo", free_port()
+    env = {k: v for k, v in os.environ.items() if k not in ("DATABASE_URL", "CELERY_BROKER_URL", "DJANGO_DEBUG")}
+    env.update(PROOFDESK_VAR_DIR=str(var_dir), DEMO_PORT=str(port), PYTHONUNBUFFERED="1")
+    log = (tmp_path / "demo.log").open("wb")
+    demo = subprocess.Popen(["bash", "scripts/demo.sh"], cwd=ROOT, env=env, stdout=log, stderr=subprocess.STDOUT,
+                            start_new_session=True)  # its own process group, as in a terminal
+    try:
+        wait_until(lambda: "Proofdesk is running" in (tmp_path / "demo.log").read_text(errors="replace"), 240,
+                   "the demo starting")
+        base = f"http://127.0.0.1:{port}"
+
+        def answers() -> bool:
+            try:
+                urllib.request.urlopen(base + "/login/", timeout=5)
+                return True
+            except OSError:
+                return False
+
+        wait_until(answers, 60, "the web server answering")
+        with pytest.raises(urllib.error.HTTPError) as missing:
+            urllib.request.urlopen(base + "/no-such-page/", timeout=10)
+        body = missing.value.read().decode()
+        assert missing.value.code == 404 and "URLconf" not in body and "urlpatterns" not in body
+        with urllib.request.urlopen(base + "/static/css/proofdesk.css", timeout=10) as css:  # static without DEBUG
+            assert css.status == 200
+        # The worker is reading a sample (OCR of a scan takes seconds): exactly when Ctrl-C used to hang.
+        wait_until(lambda: _processing(var_dir / "db.sqlite3"), 120, "the worker starting on a document")
+        assert len(_processes_of(var_dir)) >= 3  # the script, the web server, the worker and its pool
+        pressed = time.monotonic()
+        os.killpg(demo.pid, signal.SIGINT)  # what Ctrl-C sends to the terminal's foreground group
+        demo.wait(timeout=30)
+        assert time.monotonic() - pressed < 10
+        wait_until(lambda: not _processes_of(var_dir), 5, "every demo process gone")
+        assert "Proofdesk demo stopped." in (tmp_path / "demo.log").read_text(errors="replace")
+    finally:
+        for pid in _processes_of(var_dir):
+            os.kill(pid, signal.SIGKILL)

@@ -1,0 +1,87 @@
+"""Admins manage accounts on the app's pages: create, roles, deactivate, reset a password; nobody else may."""
+
+from __future__ import annotations
+
+import pytest
+from django.contrib.auth.models import User
+from django.test import Client
+from django.urls import reverse
+
+from tests.conftest import PASSWORD
+
+pytestmark = pytest.mark.django_db
+
+NEW_PASSWORD = "another-horse-staple-7"
+
+
+@pytest.mark.parametrize("role", ["anonymous", "outsider", "reviewer", "supervisor"])
+def test_only_admins_reach_the_user_pages(client_as, users, role):
+    client = client_as(role)
+    target = users["reviewer"]
+    for method, url in (("get", reverse("user_list")), ("get", reverse("user_new")),
+                        ("post", reverse("user_new")), ("get", reverse("user_edit", args=[target.id])),
+                        ("post", reverse("user_edit", args=[target.id])),
+                        ("post", reverse("user_password", args=[target.id]))):
+        response = getattr(client, method)(url, {})
+        if role == "anonymous":
+            assert response.status_code == 302 and "/login/" in response["Location"], url
+        else:
+            assert response.status_code == 403, (url, response.status_code)
+    assert User.objects.get(pk=target.id).is_active
+
+
+def test_an_admin_creates_a_reviewer_who_can_then_log_in(client_as):
+    client = client_as("admin")
+    response = client.post(reverse("user_new"), {"username": "maria", "email": "m@example.org",
+                                                 "roles": ["reviewer"], "password": NEW_PASSWORD})
+    assert response.status_code == 302
+    maria = User.objects.get(username="maria")
+    assert list(maria.groups.values_list("name", flat=True)) == ["reviewer"]
+    fresh = Client()
+    assert fresh.login(username="maria", password=NEW_PASSWORD)
+    assert fresh.get(reverse("queue")).status_code == 200
+    assert fresh.get(reverse("batch_list")).status_code == 403
+
+
+def test_a_weak_password_or_a_taken_name_is_refused_with_the_reason(client_as):
+    client = client_as("admin")
+    response = client.post(reverse("user_new"), {"username": "x", "roles": ["reviewer"], "password": "password"})
+    assert response.status_code == 400 and b"too common" in response.content
+    response = client.post(reverse("user_new"), {"username": "Reviewer", "password": NEW_PASSWORD})
+    assert response.status_code == 400 and b"already a user named" in response.content
+    assert not User.objects.filter(username="x").exists()
+
+
+def test_an_admin_sets_roles_and_deactivates_a_user_who_then_cannot_log_in(client_as, users):
+    client = client_as("admin")
+    reviewer = users["reviewer"]
+    response = client.post(reverse("user_edit", args=[reviewer.id]), {"roles": ["supervisor"]})
+    assert response.status_code == 302
+    reviewer.refresh_from_db()
+    assert not reviewer.is_active and list(reviewer.groups.values_list("name", flat=True)) == ["supervisor"]
+    assert not Client().login(username="reviewer", password=PASSWORD)
+
+
+def test_an_admin_resets_a_password(client_as, users):
+    response = client_as("admin").post(reverse("user_password", args=[users["supervisor"].id]),
+                                       {"new_password1": NEW_PASSWORD, "new_password2": NEW_PASSWORD})
+    assert response.status_code == 302
+    assert Client().login(username="supervisor", password=NEW_PASSWORD)
+    assert not Client().login(username="supervisor", password=PASSWORD)
+
+
+def test_nobody_locks_the_app_out_of_its_last_admin(client_as, users):
+    admin = users["admin"]
+    response = client_as("admin").post(reverse("user_edit", args=[admin.id]), {"roles": ["reviewer"],
+                                                                              "is_active": "on"})
+    assert response.status_code == 400 and b"your own admin role" in response.content
+    second = User.objects.create_user(username="second", password=PASSWORD)
+    second.groups.add(*admin.groups.all())
+    client = Client()
+    client.force_login(second)
+    assert client.post(reverse("user_edit", args=[admin.id]), {"roles": []}).status_code == 302  # another admin is left
+    admin.refresh_from_db()
+    assert not admin.is_active
+    response = client.post(reverse("user_edit", args=[second.id]), {"roles": []})
+    assert response.status_code == 400  # never themselves, never the last one
+    assert User.objects.get(pk=second.id).is_active

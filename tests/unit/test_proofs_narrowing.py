@@ -1,0 +1,105 @@
+"""A proof citing a block that holds more than the value resolves to the words that show it, and the
+value is judged on those words: never on words of another printed row, never on part of a number."""
+
+from __future__ import annotations
+
+from extraction.doctypes.registry import get_doctype
+from extraction.ocr.blocks import BBox, BlockType, OcrBlock
+from extraction.prompt_doc import PromptDocument
+from extraction.proofs import resolve_proofs, universal_rules
+from extraction.rules import RuleContext, run_rules
+
+ROW_H = 0.012
+
+
+def word(wid: str, text: str, left: float, top: float, parent: str, order: int) -> OcrBlock:
+    return OcrBlock(id=wid, type=BlockType.WORD, page=1, text=text, bbox=BBox(left, top, 0.01 + 0.008 * len(text), ROW_H),
+                    parent=parent, order=order)
+
+
+def merged_cell_page() -> tuple[PromptDocument, list[OcrBlock]]:
+    """A words column whose three printed rows an engine merged into one CELL (the measured cause: the PDF
+    table finder put every row of a candidate group into one cell)."""
+    rows = ["CERO CINCO NUEVE", "CERO CERO SEIS", "CERO UNO DOS"]
+    blocks = [OcrBlock(id="t", type=BlockType.TABLE, page=1, text="", bbox=BBox(0.1, 0.3, 0.8, 0.1), order=1),
+              OcrBlock(id="c", type=BlockType.CELL, page=1, text=" ".join(rows), bbox=BBox(0.5, 0.3, 0.4, 0.05),
+                       parent="t", row=1, column=2, order=2)]
+    for r, text in enumerate(rows):
+        top = 0.302 + r * 0.015
+        line = OcrBlock(id=f"l{r}", type=BlockType.LINE, page=1, text=text, bbox=BBox(0.5, top, 0.3, ROW_H), order=10 + r)
+        blocks.append(line)
+        left = 0.5
+        for k, token in enumerate(text.split()):
+            blocks.append(word(f"l{r}w{k}", token, left, top, line.id, 100 + 10 * r + k))
+            left += blocks[-1].bbox.width + 0.004  # a word space
+    return PromptDocument(text="", line_ids={}, table_ids={1: "t"}), blocks
+
+
+def grounded(value, proof, prompt, blocks, *, word_numbers=True):
+    ctx = RuleContext(prompt=prompt, blocks=blocks, word_numbers=word_numbers)
+    answer = {"f": {"value": value, "proof": proof}}
+    return [v for v in run_rules(answer, ctx, universal_rules(word_numbers=word_numbers)) if v.code == "value_grounded"] == []
+
+
+CELL = [{"type": "CELL", "table": 1, "row": 1, "column": 2}]
+
+
+def test_a_words_value_in_a_cell_merged_over_three_rows_is_grounded_by_its_own_row():
+    prompt, blocks = merged_cell_page()
+    assert grounded("CERO CERO SEIS", CELL, prompt, blocks)
+    resolved = resolve_proofs({"f": {"value": "CERO CERO SEIS", "proof": CELL}}, prompt=prompt, blocks=blocks,
+                              word_numbers=True)["f"]
+    # the desk boxes the three words of the second row, not the whole merged cell
+    assert [r.block_id for r in resolved] == ["l1w0", "l1w1", "l1w2"] and {r.type for r in resolved} == {"WORD"}
+
+
+def test_words_that_run_across_two_printed_rows_do_not_ground_a_value():
+    prompt, blocks = merged_cell_page()
+    # "NUEVE CERO CERO" reads 900 across the break between row 1 and row 2: nothing prints it
+    assert not grounded("NUEVE CERO CERO", CELL, prompt, blocks)
+    assert not grounded(59006, CELL, prompt, blocks)
+
+
+def test_part_of_a_run_of_digit_words_does_not_show_a_smaller_number():
+    prompt, blocks = merged_cell_page()
+    # the first row spells 059: its last word alone does not show 9
+    assert not grounded("NUEVE", CELL, prompt, blocks)
+    assert not grounded(9, CELL, prompt, blocks)
+    assert grounded(59, CELL, prompt, blocks) and grounded(6, CELL, prompt, blocks)
+
+
+def test_a_value_printed_only_on_another_row_stays_ungrounded():
+    # A vote moved between parties: the cited line is this party's, the number is the other party's.
+    blocks = []
+    for r, text in enumerate(["BR 0012 CERO CERO UNO DOS", "DDP 0031 CERO CERO TRES UNO"]):
+        top = 0.2 + r * 0.02
+        blocks.append(OcrBlock(id=f"l{r}", type=BlockType.LINE, page=1, text=text, bbox=BBox(0.1, top, 0.6, ROW_H)))
+        for k, token in enumerate(text.split()):
+            blocks.append(word(f"l{r}w{k}", token, 0.1 + 0.08 * k, top, f"l{r}", 10 * r + k))
+    prompt = PromptDocument(text="", line_ids={1: "l0", 2: "l1"})
+    assert grounded(12, [{"type": "LINE", "id": 1}], prompt, blocks)
+    assert not grounded(31, [{"type": "LINE", "id": 1}], prompt, blocks)
+    assert not grounded("CERO CERO TRES UNO", [{"type": "LINE", "id": 1}], prompt, blocks)
+
+
+def test_a_number_inside_a_longer_number_is_not_shown():
+    blocks = [OcrBlock(id="l", type=BlockType.LINE, page=1, text="Total 1 234,56", bbox=BBox(0.1, 0.2, 0.5, ROW_H))]
+    blocks += [word("w0", "Total", 0.1, 0.2, "l", 0), word("w1", "1", 0.2, 0.2, "l", 1),
+               word("w2", "234,56", 0.222, 0.2, "l", 2)]  # "1 234,56": a thousands space
+    prompt = PromptDocument(text="", line_ids={1: "l"})
+    assert not grounded(234.56, [{"type": "LINE", "id": 1}], prompt, blocks, word_numbers=False)
+
+
+def test_a_name_that_wraps_over_two_rows_of_a_cell_is_judged_on_the_whole_cell():
+    blocks = [OcrBlock(id="t", type=BlockType.TABLE, page=1, text="", bbox=BBox(0.1, 0.3, 0.8, 0.1)),
+              OcrBlock(id="c", type=BlockType.CELL, page=1, text="Decoded Leather Slim Cover Apple iPad Air 2 Zwart",
+                       bbox=BBox(0.1, 0.3, 0.3, 0.04), parent="t", row=1, column=1)]
+    for r, text in enumerate(["Decoded Leather Slim Cover", "Apple iPad Air 2 Zwart"]):
+        blocks += [word(f"r{r}w{k}", t, 0.1 + 0.06 * k, 0.302 + r * 0.015, "x", 10 * r + k) for k, t in enumerate(text.split())]
+    prompt = PromptDocument(text="", table_ids={1: "t"})
+    first_cell = [{"type": "CELL", "table": 1, "row": 1, "column": 1}]
+    assert grounded("Decoded Leather Slim Cover Apple iPad Air 2 Zwart", first_cell, prompt, blocks, word_numbers=False)
+
+
+def test_the_acta_type_narrows_with_digit_words():
+    assert get_doctype("acta").word_numbers
