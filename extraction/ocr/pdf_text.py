@@ -1,7 +1,8 @@
 """Read the text layer of born-digital PDFs with PyMuPDF: exact text, no OCR.
 
-Produces PAGE > LINE > WORD from page.get_text("words") and PAGE > TABLE > CELL from
-page.find_tables(). Cell text is rebuilt from the words inside each cell, because
+Produces PAGE > LINE > WORD from page.get_text("words") (lines rebuilt from word geometry, see
+extraction/ocr/lines.py) and PAGE > TABLE > CELL from page.find_tables(), its rows refined by word
+geometry (layout.refine_rows). Cell text is rebuilt from the words inside each cell, because
 Table.extract() drops the spaces between words.
 """
 
@@ -11,10 +12,13 @@ import logging
 import unicodedata
 from collections.abc import Callable, Iterable
 from pathlib import Path
+from typing import Any
 
 import pymupdf
 
 from extraction.ocr.blocks import BBox, BlockType, OcrBlock, OcrError, OcrPage, SourceDocument
+from extraction.ocr.layout import GridCell, estimate_skew, refine_rows, words_in_cells
+from extraction.ocr.lines import EngineWord, build_page_lines
 
 # A page needs this many letters/digits to count as born-digital ...
 MIN_TEXT_CHARS = 20
@@ -89,34 +93,21 @@ def _image_coverage(page: pymupdf.Page) -> float:
 
 def read_pdf_page(page: pymupdf.Page, number: int, *, tables: bool = True) -> OcrPage:
     normalize = _normalizer(page)
-    prefix = f"p{number}"
-    page_block = OcrBlock(id=f"{prefix}-page", type=BlockType.PAGE, page=number, text="",
-                          bbox=BBox(0.0, 0.0, 1.0, 1.0), order=0)
-    blocks = [page_block]
-
-    # Group words into PyMuPDF's lines, keeping the sorted (top-to-bottom, left-to-right) line order.
-    words = [w for w in page.get_text("words", sort=True) if w[4].strip()]
-    lines: dict[tuple[int, int], list[tuple]] = {}
-    for word in words:
-        lines.setdefault((word[5], word[6]), []).append(word)
-
-    word_rank: dict[int, int] = {}  # id(word tuple) -> reading-order rank, to order the text of cells
-    for line_index, line_words in enumerate(lines.values(), start=1):
-        line_words.sort(key=lambda w: w[7])  # word_no within the line
-        line_id = f"{prefix}-l{line_index}"
-        word_boxes = [normalize(w[:4]) for w in line_words]
-        blocks.append(OcrBlock(id=line_id, type=BlockType.LINE, page=number,
-                               text=" ".join(w[4] for w in line_words), bbox=BBox.enclosing(word_boxes),
-                               confidence=1.0, parent=page_block.id, order=len(blocks)))
-        for word, box in zip(line_words, word_boxes, strict=True):
-            word_rank[id(word)] = len(word_rank)
-            blocks.append(OcrBlock(id=f"{prefix}-w{len(word_rank)}", type=BlockType.WORD, page=number,
-                                   text=word[4], bbox=box, confidence=1.0, parent=line_id,
-                                   order=len(blocks)))
-
+    # PyMuPDF's own line grouping is not kept: lines are rebuilt from word geometry like every engine's.
+    words = [w for w in page.get_text("words") if w[4].strip()]
+    # PyMuPDF's (block, line) numbers only add cuts: its text runs stay apart unless a word space joins them.
+    runs: dict[tuple[int, int], int] = {}
+    built = build_page_lines(number, [
+        EngineWord(text=w[4], bbox=normalize(w[:4]), confidence=1.0, line=runs.setdefault((w[5], w[6]), len(runs)))
+        for w in words
+    ], scanned=False)
+    blocks = built.blocks
     if tables:
-        ranked = sorted(words, key=lambda w: word_rank[id(w)])
-        blocks.extend(_table_blocks(page, number, page_block.id, ranked, normalize, first_order=len(blocks)))
+        # Cell text follows the reading order of the lines.
+        rank = {block.id: k for k, block in enumerate(blocks)}
+        ranked = sorted(range(len(words)), key=lambda i: rank[built.word_ids[i]])
+        blocks.extend(_table_blocks(page, number, blocks[0].id, [words[i] for i in ranked], normalize,
+                                    first_order=len(blocks)))
     return OcrPage(number=number, blocks=blocks, engine=PdfTextEngine.name)
 
 
@@ -138,34 +129,76 @@ def _normalizer(page: pymupdf.Page) -> Normalize:
 
 def _table_blocks(page: pymupdf.Page, number: int, page_id: str, words: list[tuple],
                   normalize: Normalize, *, first_order: int) -> list[OcrBlock]:
+    """TABLE > CELL blocks from page.find_tables(), with rows refined by word geometry.
+
+    The table finder draws rows from ruled lines only, so rows printed without a rule between them come
+    out as one row whose cells hold several rows of text; layout.refine_rows splits them again.
+    Geometry is done in the unrotated page space, where the finder works.
+    """
     try:
         found = page.find_tables().tables
     except (RuntimeError, ValueError):  # detection is a heuristic; the lines still carry all the text
         logger.warning("table detection failed on page %s; keeping lines and words", number, exc_info=True)
         return []
+    boxes = [tuple(w[:4]) for w in words]
+    skew = estimate_skew(boxes)
     blocks: list[OcrBlock] = []
     for table_index, table in enumerate(found, start=1):
         table_id = f"p{number}-t{table_index}"
         blocks.append(OcrBlock(id=table_id, type=BlockType.TABLE, page=number, text="",
                                bbox=normalize(table.bbox), parent=page_id, order=first_order + len(blocks)))
-        row_tops = [row.bbox[1] for row in table.rows]
-        column_lefts = sorted({round(cell[0], 1) for row in table.rows for cell in row.cells if cell})
-        for row_index, row in enumerate(table.rows, start=1):
-            for column_index, cell in enumerate(row.cells, start=1):
-                if cell is None:  # covered by a neighbour's span
-                    continue
-                x0, y0, x1, y1 = cell
-                blocks.append(OcrBlock(
-                    id=f"{table_id}-c{row_index}.{column_index}", type=BlockType.CELL, page=number,
-                    text=_text_inside(words, cell), bbox=normalize(cell), parent=table_id,
-                    order=first_order + len(blocks), row=row_index, column=column_index,
-                    row_span=max(1, sum(y0 - EPS <= top < y1 - EPS for top in row_tops)),
-                    column_span=max(1, sum(x0 - EPS <= left < x1 - EPS for left in column_lefts)),
-                ))
+        inside = [i for i, box in enumerate(boxes) if _centre_inside(box, table.bbox)]
+        cells = _grid_cells(table)
+        words_in_cells(cells, [boxes[i] for i in inside])
+        bands = _bands(table)
+        for cell in refine_rows(cells, bands, [boxes[i] for i in inside], skew=skew):
+            blocks.append(OcrBlock(
+                id=f"{table_id}-c{cell.row}.{cell.column}", type=BlockType.CELL, page=number,
+                text=" ".join(words[inside[k]][4] for k in sorted(cell.words)), bbox=normalize(cell.box),
+                parent=table_id, order=first_order + len(blocks), row=cell.row, column=cell.column,
+                row_span=cell.row_span, column_span=cell.column_span,
+            ))
     return blocks
 
 
-def _text_inside(words: list[tuple], rect: tuple[float, float, float, float]) -> str:
-    x0, y0, x1, y1 = rect
-    inside = [w[4] for w in words if x0 <= (w[0] + w[2]) / 2 <= x1 and y0 <= (w[1] + w[3]) / 2 <= y1]
-    return " ".join(inside)
+def _grid_cells(table: Any) -> list[GridCell]:
+    """The finder's cells on its grid: 1-based row/column, spans counted from the grid edges they cover.
+
+    The finder may return a cell that reaches down over the cells of later rows (a blank row above a
+    block of totals came out as one cell covering the totals); such a cell stops where those begin, so
+    that every grid slot has one cell.
+    """
+    row_tops = [row.bbox[1] for row in table.rows]
+    column_lefts = sorted({round(cell[0], 1) for row in table.rows for cell in row.cells if cell})
+    cells = []
+    for row_index, row in enumerate(table.rows, start=1):
+        for column_index, cell in enumerate(row.cells, start=1):
+            if cell is None:  # covered by a neighbour's span
+                continue
+            x0, y0, x1, y1 = cell
+            cells.append(GridCell(
+                row=row_index, column=column_index, box=(x0, y0, x1, y1),
+                row_span=max(1, sum(y0 - EPS <= top < y1 - EPS for top in row_tops)),
+                column_span=max(1, sum(x0 - EPS <= left < x1 - EPS for left in column_lefts)),
+            ))
+    for cell in cells:
+        below = [other.row for other in cells
+                 if cell.row < other.row < cell.row + cell.row_span
+                 and other.column < cell.column + cell.column_span
+                 and cell.column < other.column + other.column_span]
+        if below:
+            cell.row_span = min(below) - cell.row
+            cell.box = (*cell.box[:3], row_tops[min(below) - 1])
+    return cells
+
+
+def _bands(table: Any) -> list[tuple[float, float]]:
+    """(top, bottom) of each grid row, a row ending where the next begins."""
+    rows = table.rows
+    return [(row.bbox[1], min(row.bbox[3], rows[k + 1].bbox[1]) if k + 1 < len(rows) else row.bbox[3])
+            for k, row in enumerate(rows)]
+
+
+def _centre_inside(box: tuple, rect: tuple) -> bool:
+    x, y = (box[0] + box[2]) / 2, (box[1] + box[3]) / 2
+    return rect[0] <= x <= rect[2] and rect[1] <= y <= rect[3]

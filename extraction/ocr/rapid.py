@@ -2,7 +2,8 @@
 
 The models ship inside the rapidocr wheel, so nothing is downloaded at run time. RapidOCR gives
 text lines with quadrilaterals and, with return_word_box, per-word (or, for some scripts, per-character)
-boxes; both are regrouped here into the words of the line text. No tables.
+boxes; both are regrouped here into the words of the line text, and lines are rebuilt from those
+words like every engine's. No tables.
 """
 
 from __future__ import annotations
@@ -10,7 +11,8 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any
 
-from extraction.ocr.blocks import BBox, BlockType, OcrBlock, OcrError, OcrPage, PageImage, SourceDocument
+from extraction.ocr.blocks import BBox, OcrBlock, OcrError, OcrPage, PageImage, SourceDocument
+from extraction.ocr.lines import EngineLine, EngineWord, build_page_lines
 
 Box = tuple[float, float, float, float]  # x0, y0, x1, y1 in pixels
 
@@ -141,47 +143,26 @@ def split_words(text: str, items: list[tuple[str, float, Box]], line_box: Box,
     return words
 
 
-def in_rows(boxes: list[Box]) -> list[int]:
-    """Indices of `boxes` in reading order: rows top to bottom (by vertical overlap), left to right."""
-    rows: list[tuple[float, float, list[int]]] = []  # (top, bottom, members)
-    for index in sorted(range(len(boxes)), key=lambda i: (boxes[i][1], boxes[i][0])):
-        x0, y0, x1, y1 = boxes[index]
-        centre = (y0 + y1) / 2
-        if rows and rows[-1][0] <= centre <= rows[-1][1]:
-            top, bottom, members = rows[-1]
-            members.append(index)
-            rows[-1] = (top, bottom, members)
-        else:
-            rows.append((y0, y1, [index]))
-    return [i for _, _, members in rows for i in sorted(members, key=lambda i: boxes[i][0])]
-
-
 def build_blocks(lines: list[_RawLine], number: int, width: int, height: int) -> list[OcrBlock]:
-    """PAGE > LINE > WORD blocks with boxes as fractions of the image, in reading order."""
+    """PAGE > LINE > WORD blocks with boxes as fractions of the image, in reading order.
+
+    The detector's lines are not kept as they are: on a skewed scan it may join text of two rows, and it
+    joins cells far apart on one row; lines are rebuilt from the words (extraction/ocr/lines.py).
+    """
 
     def normalize(box: Box) -> BBox:
         left, top = _clamp(box[0] / width), _clamp(box[1] / height)
         right, bottom = _clamp(box[2] / width), _clamp(box[3] / height)
         return BBox(left, top, max(right - left, 0.0), max(bottom - top, 0.0))
 
-    prefix = f"p{number}"
-    page_block = OcrBlock(id=f"{prefix}-page", type=BlockType.PAGE, page=number, text="",
-                          bbox=BBox(0.0, 0.0, 1.0, 1.0), order=0)
-    blocks = [page_block]
-    word_count = 0
-    for line_number, index in enumerate(in_rows([line.box for line in lines]), start=1):
-        line = lines[index]
-        line_id = f"{prefix}-l{line_number}"
-        blocks.append(OcrBlock(
-            id=line_id, type=BlockType.LINE, page=number, text=" ".join(line.text.split()),
-            bbox=normalize(line.box), confidence=line.score, parent=page_block.id, order=len(blocks),
-            polygon=[(_clamp(x / width), _clamp(y / height)) for x, y in line.quad],
-        ))
-        for text, score, box in split_words(line.text, line.items, line.box, line.score):
-            word_count += 1
-            blocks.append(OcrBlock(id=f"{prefix}-w{word_count}", type=BlockType.WORD, page=number, text=text,
-                                   bbox=normalize(box), confidence=score, parent=line_id, order=len(blocks)))
-    return blocks
+    words: list[EngineWord] = []
+    engine_lines: list[EngineLine] = []
+    for index, line in enumerate(lines):
+        polygon = [(_clamp(x / width), _clamp(y / height)) for x, y in line.quad]
+        engine_lines.append(EngineLine(confidence=line.score, polygon=polygon))
+        words += [EngineWord(text=text, bbox=normalize(box), confidence=score, line=index)
+                  for text, score, box in split_words(line.text, line.items, line.box, line.score)]
+    return build_page_lines(number, words, engine_lines=engine_lines).blocks
 
 
 def _clamp(value: float) -> float:

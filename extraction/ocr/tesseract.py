@@ -1,7 +1,8 @@
 """Tesseract through its command line (`tesseract page.png - tsv`): an optional offline engine.
 
 Used only when the `tesseract` binary is installed (apt: tesseract-ocr plus tesseract-ocr-<lang>).
-Gives lines and words, no tables; Tesseract's own block/paragraph/line order is the reading order.
+Gives lines (rebuilt from its words) and words, no tables; Tesseract's own block/paragraph/line order
+is the reading order.
 """
 
 from __future__ import annotations
@@ -12,7 +13,8 @@ import os
 import shutil
 import subprocess
 
-from extraction.ocr.blocks import BBox, BlockType, OcrBlock, OcrError, OcrPage, PageImage, SourceDocument
+from extraction.ocr.blocks import BBox, OcrError, OcrPage, PageImage, SourceDocument
+from extraction.ocr.lines import EngineWord, build_page_lines
 
 WORD_LEVEL = "5"
 
@@ -63,34 +65,20 @@ def parse_tsv(tsv: str, *, number: int, width: int, height: int) -> OcrPage:
         x0, y0 = _clamp(left / width), _clamp(top / height)
         return BBox(x0, y0, _clamp(right / width) - x0, _clamp(bottom / height) - y0)
 
-    # Words keyed by Tesseract's (block, paragraph, line); dict order is its reading order.
-    lines: dict[tuple[str, str, str], list[tuple[str, float, tuple[int, int, int, int]]]] = {}
+    # Tesseract's own lines may join two rows of a skewed scan or cells far apart: lines are rebuilt
+    # from its words (extraction/ocr/lines.py), in Tesseract's block/paragraph/line reading order.
+    words: list[EngineWord] = []
+    lines: dict[tuple[str, str, str], int] = {}  # Tesseract's (block, paragraph, line) -> its index
     for row in csv.DictReader(io.StringIO(tsv), delimiter="\t", quoting=csv.QUOTE_NONE):
         text = (row.get("text") or "").strip()
         if row.get("level") != WORD_LEVEL or not text:
             continue
         left, top, w, h = (int(row[key]) for key in ("left", "top", "width", "height"))
         confidence = max(0.0, min(float(row["conf"]) / 100, 1.0))
-        key = (row["block_num"], row["par_num"], row["line_num"])
-        lines.setdefault(key, []).append((text, confidence, (left, top, left + w, top + h)))
-
-    prefix = f"p{number}"
-    page_block = OcrBlock(id=f"{prefix}-page", type=BlockType.PAGE, page=number, text="",
-                          bbox=BBox(0.0, 0.0, 1.0, 1.0), order=0)
-    blocks = [page_block]
-    word_count = 0
-    for line_number, words in enumerate(lines.values(), start=1):
-        line_id = f"{prefix}-l{line_number}"
-        boxes = [normalize(*box) for _, _, box in words]
-        blocks.append(OcrBlock(
-            id=line_id, type=BlockType.LINE, page=number, text=" ".join(text for text, _, _ in words),
-            bbox=BBox.enclosing(boxes), confidence=sum(c for _, c, _ in words) / len(words),
-            parent=page_block.id, order=len(blocks),
-        ))
-        for (text, confidence, _), box in zip(words, boxes, strict=True):
-            word_count += 1
-            blocks.append(OcrBlock(id=f"{prefix}-w{word_count}", type=BlockType.WORD, page=number, text=text,
-                                   bbox=box, confidence=confidence, parent=line_id, order=len(blocks)))
+        key = lines.setdefault((row["block_num"], row["par_num"], row["line_num"]), len(lines))
+        words.append(EngineWord(text=text, bbox=normalize(left, top, left + w, top + h), confidence=confidence,
+                                line=key))
+    blocks = build_page_lines(number, words, keep_engine_order=True).blocks
     return OcrPage(number=number, blocks=blocks, engine=TesseractEngine.name)
 
 

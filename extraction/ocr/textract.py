@@ -7,6 +7,8 @@ Mapping decisions
   row_span/column_span > 1, text built from its child cells' words in row-major order) and the child cells it
   covers are dropped. One block per visual cell is what a reviewer sees, the prompt renders it once, and a
   proof naming any (row, column) inside the span resolves to it through the spans (see prompt.cell_at).
+- LINEs are Textract's, except that a LINE whose words lie on two visual rows is cut into one LINE per row
+  (`_split_lines`; see extraction/ocr/layout.py). CELLs are Textract's: its table structure is the truth.
 - Parents: WORD -> its LINE, LINE -> PAGE, TABLE -> PAGE, CELL -> TABLE. Cell text is built from the cell's
   CHILD WORDs (the WORD blocks keep their LINE parent).
 - Confidence is scaled to 0..1; boxes are clamped to 0..1 (Textract sometimes returns -0.0001).
@@ -22,10 +24,13 @@ import logging
 import time
 import uuid
 from collections.abc import Callable, Iterable, Sequence
+from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
 from extraction.ocr.blocks import BBox, BlockType, OcrBlock, OcrError, OcrPage, SourceDocument
+from extraction.ocr.layout import estimate_skew, visual_rows
+from extraction.ocr.lines import as_box
 
 log = logging.getLogger(__name__)
 
@@ -152,12 +157,16 @@ def _page_blocks(number: int, raw: list[dict], by_id: dict[str, dict]) -> list[O
 
     lines = [b for b in raw if b["BlockType"] == "LINE"]
     word_parent = {w: ln["Id"] for ln in lines for w in _children(ln)}
-    line_blocks = [_block(b, BlockType.LINE, number, b.get("Text", ""), page_id) for b in lines]
     word_blocks = {
         b["Id"]: _block(b, BlockType.WORD, number, b.get("Text", ""), word_parent.get(b["Id"], page_id))
         for b in raw
         if b["BlockType"] == "WORD"
     }
+    line_blocks = _split_lines(
+        [_block(b, BlockType.LINE, number, b.get("Text", ""), page_id) for b in lines],
+        {ln["Id"]: [word_blocks[w] for w in _children(ln) if w in word_blocks] for ln in lines},
+        skew=estimate_skew([as_box(w.bbox) for w in word_blocks.values()]),
+    )
     tables: list[tuple[OcrBlock, list[OcrBlock]]] = []
     for t in (b for b in raw if b["BlockType"] == "TABLE"):
         cells = _table_cells(t, by_id, number)
@@ -193,6 +202,30 @@ def _page_blocks(number: int, raw: list[dict], by_id: dict[str, dict]) -> list[O
     out += [w for w in word_blocks.values() if w.id not in seen]  # words no LINE claims (rare)
     for i, b in enumerate(out):
         b.order = i
+    return out
+
+
+def _split_lines(lines: list[OcrBlock], words_of: dict[str, list[OcrBlock]], *, skew: float) -> list[OcrBlock]:
+    """Textract's LINEs, each cut into one LINE per visual row its words lie on (layout.visual_rows).
+
+    Textract's lines are kept as they are unless they join two rows (it happens on skewed or tightly set
+    pages); the first part keeps the LINE's id, the others get "<id>-2", "<id>-3", ... Their WORDs are
+    re-parented, so a WORD's LINE holds it on its row.
+    """
+    out: list[OcrBlock] = []
+    for line in lines:
+        words = words_of.get(line.id, [])
+        rows = visual_rows([as_box(w.bbox) for w in words], skew=skew) if len(words) > 1 else []
+        if len(rows) < 2:
+            out.append(line)
+            continue
+        for k, row in enumerate(rows, start=1):
+            part = [words[i] for i in sorted(row)]  # in Textract's own word order
+            part_id = line.id if k == 1 else f"{line.id}-{k}"
+            for word in part:
+                word.parent = part_id
+            out.append(replace(line, id=part_id, text=" ".join(w.text for w in part), polygon=None,
+                               bbox=BBox.enclosing([w.bbox for w in part])))
     return out
 
 

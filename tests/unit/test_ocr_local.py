@@ -19,7 +19,7 @@ from PIL import Image
 
 from extraction.ocr.blocks import BBox, BlockType, OcrBlock, OcrError, OcrPage, PageImage, SourceDocument
 from extraction.ocr.pdf_text import PdfTextEngine, has_usable_text_layer
-from extraction.ocr.rapid import RapidOcrEngine, in_rows, split_words
+from extraction.ocr.rapid import RapidOcrEngine, split_words
 from extraction.ocr.registry import ENGINE_CHOICES, AutoEngine, get_engine
 from extraction.ocr.tesseract import TesseractEngine, parse_tsv
 from extraction.render import render_document
@@ -248,11 +248,6 @@ def test_split_words_divides_a_piece_that_holds_two_words():
 def test_split_words_falls_back_to_the_line_box_when_pieces_do_not_spell_the_line():
     words = split_words("ab cd", [("xx", 0.9, (0, 0, 5, 5))], (0, 0, 40, 10), 0.6)
     assert words == [("ab", 0.6, (0, 0, 20, 10)), ("cd", 0.6, (20, 0, 40, 10))]
-
-
-def test_lines_are_read_in_rows_then_left_to_right():
-    boxes = [(300, 12, 400, 30), (10, 10, 100, 28), (10, 50, 100, 70), (200, 48, 260, 66)]
-    assert in_rows(boxes) == [1, 0, 2, 3]
 
 
 def test_rapidocr_reads_a_blank_page_as_a_page_without_lines(tmp_path):

@@ -180,6 +180,47 @@ def test_other_block_types_are_ignored():
     assert skipped and not ids & skipped
 
 
+def _word(id_: str, text: str, left: float, top: float, width: float = 0.06, height: float = 0.012) -> dict:
+    return {"Id": id_, "BlockType": "WORD", "Text": text, "Confidence": 99.0, "Page": 1,
+            "Geometry": {"BoundingBox": {"Left": left, "Top": top, "Width": width, "Height": height}}}
+
+
+def _line(id_: str, words: list[dict]) -> dict:
+    lefts = [w["Geometry"]["BoundingBox"] for w in words]
+    box = {"Left": min(b["Left"] for b in lefts), "Top": min(b["Top"] for b in lefts),
+           "Width": max(b["Left"] + b["Width"] for b in lefts) - min(b["Left"] for b in lefts),
+           "Height": max(b["Top"] + b["Height"] for b in lefts) - min(b["Top"] for b in lefts)}
+    return {"Id": id_, "BlockType": "LINE", "Text": " ".join(w["Text"] for w in words), "Confidence": 97.0,
+            "Page": 1, "Geometry": {"BoundingBox": box},
+            "Relationships": [{"Type": "CHILD", "Ids": [w["Id"] for w in words]}]}
+
+
+def test_a_textract_line_whose_words_lie_on_two_rows_becomes_one_line_per_row():
+    # A tightly set tally sheet: Textract's line runs from one party row into the next.
+    joined = [_word("w1", "PAC", 0.10, 0.100), _word("w2", "0138", 0.30, 0.101),
+              _word("w3", "UNE", 0.10, 0.117), _word("w4", "0583", 0.30, 0.118)]
+    single = [_word("w5", "ACTA", 0.10, 0.05), _word("w6", "03", 0.18, 0.05)]
+    page = {"Id": "page", "BlockType": "PAGE", "Page": 1,
+            "Geometry": {"BoundingBox": {"Left": 0, "Top": 0, "Width": 1, "Height": 1}},
+            "Relationships": [{"Type": "CHILD", "Ids": ["l1", "l2"]}]}
+    [ocr] = parse_textract({"Blocks": [page, _line("l1", single), _line("l2", joined), *single, *joined]})
+    lines = {b.id: b for b in ocr.blocks if b.type is BlockType.LINE}
+    assert {i: b.text for i, b in lines.items()} == {"l1": "ACTA 03", "l2": "PAC 0138", "l2-2": "UNE 0583"}
+    parent = {b.text: b.parent for b in ocr.blocks if b.type is BlockType.WORD}
+    assert parent == {"ACTA": "l1", "03": "l1", "PAC": "l2", "0138": "l2", "UNE": "l2-2", "0583": "l2-2"}
+    assert lines["l2-2"].bbox.top == pytest.approx(0.117) and lines["l2"].bbox.bottom == pytest.approx(0.113)
+    assert lines["l2-2"].confidence == lines["l2"].confidence == pytest.approx(0.97)
+    orders = [b.order for b in ocr.blocks]
+    assert orders == sorted(orders) and len(set(orders)) == len(orders)
+
+
+@pytest.mark.parametrize("name", RESPONSES)
+def test_the_real_textract_lines_sit_on_one_row_each_and_are_kept(name):
+    data = raw(name)
+    kept = {b["Id"] for b in data["Blocks"] if b["BlockType"] == "LINE"}
+    assert {b.id for b in blocks(name, BlockType.LINE)} == kept
+
+
 def test_reading_order_reads_the_left_column_before_the_right_one():
     lines = [b.text for b in sorted(blocks("multicol", BlockType.LINE), key=lambda b: b.order)]
     assert lines.index("within one paragraph.") < lines.index("A horizontally separate right")

@@ -1,0 +1,321 @@
+"""Page geometry shared by every OCR adapter: visual rows, text lines and table rows from word boxes (pure).
+
+Engines disagree on what a line is: PyMuPDF's table finder merges table rows that have no ruled line
+between them, Tesseract's line finder joins cells far apart on one row (and reads ruled lines as "|"),
+and an engine's line may join text of two rows on a skewed or tightly set page. Every adapter therefore
+rebuilds its lines (and pdf-text its table rows) here, from the only thing all engines give alike: word
+boxes.
+
+- A visual row is the words that sit side by side: a word joins the row whose last (rightmost) word it
+  sits level with, after the page's skew is taken out. Comparing with the nearest word, not with a
+  band across the page, follows a slanted or slightly curved scan.
+- A text line is a run of one visual row, cut where the gap between two words is wider than a word
+  space (a column gutter), measured in the row's own character width, or where a ruled line stands.
+- A table row found by a table detector is split when it holds several visual rows that line up
+  across its cells; a wrapped cell (text on several lines while its neighbours hold one) is left whole.
+
+No tolerance here is a page fraction or a point size: each is a ratio of the page's own text
+(word heights, character widths), so it holds at any resolution, font size or unit (pixels, points,
+0..1 of the page). Boxes are (x0, y0, x1, y1) with y growing downwards.
+"""
+
+from __future__ import annotations
+
+import bisect
+from collections import Counter
+from collections.abc import Sequence
+from dataclasses import dataclass, field, replace
+from statistics import median
+
+Box = tuple[float, float, float, float]  # x0, y0, x1, y1
+
+# Two words sit on one row when their vertical centres are less than 0.4 of the taller height apart.
+# Words of one row are level within about a third of the taller one's height (a small word on a big
+# one's baseline, a footnote mark, a hyphen); the next row of the same column is a whole line pitch away
+# (one height or more), and a row of a neighbouring column set at another pitch may lie half a pitch off.
+LEVEL = 0.4
+# A word space is a third to half of a character's width, and a justified line stretches it to about
+# one (1.2 in the shared real invoices): a gap of more than one and a half characters is layout, a column
+# gutter or a tab stop. Where the engine broke its lines anyway, anything wider than a space cuts.
+GUTTER_CHARS = 1.5
+SPACE_CHARS = 1.0
+RULE_GLYPHS = frozenset("|¦[]")
+# The skew is estimated from row fragments at least this many word heights long, so that a box's
+# rounding (one pixel on a short word) cannot pass for a slope.
+SKEW_MIN_SPAN_HEIGHTS = 4.0
+
+
+def _height(box: Box) -> float:
+    return box[3] - box[1]
+
+
+def _centre_y(box: Box) -> float:
+    return (box[1] + box[3]) / 2
+
+
+def _centre_x(box: Box) -> float:
+    return (box[0] + box[2]) / 2
+
+
+def median_height(boxes: Sequence[Box]) -> float:
+    heights = [_height(b) for b in boxes if _height(b) > 0]
+    return median(heights) if heights else 0.0
+
+
+def _stacked(a: Box, b: Box) -> bool:
+    """True when one word sits above the other: they share most of their width but are not level.
+
+    Level words that overlap are one row (a PDF may draw a colon over the number beside it).
+    """
+    overlap = min(a[2], b[2]) - max(a[0], b[0])
+    if overlap <= 0.5 * min(a[2] - a[0], b[2] - b[0]):
+        return False
+    return abs(_centre_y(a) - _centre_y(b)) > LEVEL * max(_height(a), _height(b))
+
+
+def _chain(boxes: Sequence[Box]) -> list[list[int]]:
+    """Rows by chaining each word, left to right, to the row whose last word it sits level with."""
+    order = sorted(range(len(boxes)), key=lambda i: (boxes[i][0], boxes[i][1]))
+    tallest = max((_height(b) for b in boxes), default=0.0)  # bounds the search window: no offset is larger
+    rows: list[list[int]] = []
+    keys: list[tuple[float, int]] = []  # (centre of the row's last word, row index), sorted
+    for i in order:
+        box = boxes[i]
+        centre = _centre_y(box)
+        lo = bisect.bisect_left(keys, (centre - tallest, -1))
+        hi = bisect.bisect_right(keys, (centre + tallest, len(rows)))
+        best, best_key = None, None
+        for k in range(lo, hi):
+            row = keys[k][1]
+            last = boxes[rows[row][-1]]
+            offset = abs(centre - _centre_y(last))
+            if offset > LEVEL * max(_height(box), _height(last)) or _stacked(box, last):
+                continue
+            key = (-offset, last[2])  # most level first; then the row whose last word ends nearest
+            if best_key is None or key > best_key:
+                best, best_key = row, key
+        if best is None:
+            rows.append([i])
+            bisect.insort(keys, (centre, len(rows) - 1))
+            continue
+        del keys[bisect.bisect_left(keys, (_centre_y(boxes[rows[best][-1]]), best))]
+        rows[best].append(i)
+        bisect.insort(keys, (centre, best))
+    return rows
+
+
+def estimate_skew(boxes: Sequence[Box]) -> float:
+    """The page's slope (dy per dx) from its longer row fragments; 0 when the page gives no evidence.
+
+    Neighbouring words of a line overlap almost fully even on a skewed scan, so chaining without any
+    correction already yields row fragments; the median of their least-squares slopes is the skew.
+    """
+    min_span = SKEW_MIN_SPAN_HEIGHTS * median_height(boxes)
+    slopes: list[float] = []
+    for row in _chain(boxes):
+        if len(row) < 2:
+            continue
+        xs = [_centre_x(boxes[i]) for i in row]
+        ys = [_centre_y(boxes[i]) for i in row]
+        mx, my = sum(xs) / len(xs), sum(ys) / len(ys)
+        sxx = sum((x - mx) ** 2 for x in xs)
+        if max(xs) - min(xs) < min_span or sxx <= 0:
+            continue
+        slope = sum((x - mx) * (y - my) for x, y in zip(xs, ys, strict=True)) / sxx
+        slopes += [slope] * len(row)  # a long row is better evidence than a short one
+    return median(slopes) if slopes else 0.0
+
+
+def visual_rows(boxes: Sequence[Box], *, skew: float | None = None) -> list[list[int]]:
+    """Indices of `boxes` grouped into visual rows: rows top to bottom, each row left to right.
+
+    `skew` (dy per dx) is estimated from the boxes when not given; a caller that looks at a few words
+    of a page (one line, one table) passes the page's estimate.
+    """
+    if not boxes:
+        return []
+    slope = estimate_skew(boxes) if skew is None else skew
+    level = [(b[0], b[1] - slope * _centre_x(b), b[2], b[3] - slope * _centre_x(b)) for b in boxes]
+    rows = [sorted(row, key=lambda i: _centre_x(boxes[i])) for row in _chain(level)]
+    # By centres, not left edges: a glyph a PDF draws over its neighbour keeps its place.
+    rows.sort(key=lambda row: median(_centre_y(level[i]) for i in row))
+    return rows
+
+
+def char_width(box: Box, text: str) -> float:
+    return (box[2] - box[0]) / max(len(text), 1)
+
+
+def split_gutters(row: Sequence[int], boxes: Sequence[Box], texts: Sequence[str],
+                  sources: Sequence[object] | None = None, *, scanned: bool = True) -> list[list[int]]:
+    """Runs of one visual row (indices in x order), cut where the gap is wider than a word space.
+
+    A gap of more than GUTTER_CHARS characters always cuts; where the engine itself broke its lines
+    (`sources`: the engine line of each word, None when unknown) a gap of more than SPACE_CHARS cuts,
+    so that lines are only joined across a plain word space. On a `scanned` page a ruled line that the
+    engine read as text ("|") cuts too; in a PDF's text layer rules are drawings, and a "|" was typed.
+    """
+    if not row:
+        return []
+    char = median(char_width(boxes[i], texts[i]) for i in row)
+    runs = [[row[0]]]
+    reach = boxes[row[0]][2]
+    for previous, i in zip(row, row[1:], strict=False):
+        gap = boxes[i][0] - reach
+        broken = sources is not None and sources[i] is not None and sources[i] != sources[previous]
+        ruled = scanned and (_is_rule(texts[i]) or _is_rule(texts[previous]))
+        if ruled or (char > 0 and gap > (SPACE_CHARS if broken else GUTTER_CHARS) * char):
+            runs.append([i])
+        else:
+            runs[-1].append(i)
+        reach = max(reach, boxes[i][2])
+    return runs
+
+
+def _is_rule(text: str) -> bool:
+    """A "word" an OCR engine made of a ruled line: only bars and brackets (Tesseract reads a table's
+    vertical rules as "|", "||", "|]"). It stands between cells, so a line stops at it."""
+    return bool(text) and all(c in RULE_GLYPHS for c in text)
+
+
+def text_lines(boxes: Sequence[Box], texts: Sequence[str], sources: Sequence[object] | None = None, *,
+               scanned: bool = True) -> list[list[int]]:
+    """Lines of words in reading order (rows top to bottom, runs left to right), as word indices."""
+    lines: list[list[int]] = []
+    for row in visual_rows(boxes):
+        lines += split_gutters(row, boxes, texts, sources, scanned=scanned)
+    return lines
+
+
+# --------------------------------------------------------------------------------------------- tables
+
+
+@dataclass
+class GridCell:
+    """One cell of a detected table: 1-based row/column with spans, its box and the words inside."""
+
+    row: int
+    column: int
+    row_span: int
+    column_span: int
+    box: Box
+    words: list[int] = field(default_factory=list)
+
+
+def words_in_cells(cells: Sequence[GridCell], boxes: Sequence[Box]) -> None:
+    """Give each word to the smallest cell holding its centre (fills `cell.words`)."""
+    for cell in cells:
+        cell.words = []
+    by_area = sorted(cells, key=lambda c: (c.box[2] - c.box[0]) * (c.box[3] - c.box[1]))
+    for i, box in enumerate(boxes):
+        x, y = _centre_x(box), _centre_y(box)
+        for cell in by_area:
+            x0, y0, x1, y1 = cell.box
+            if x0 <= x <= x1 and y0 <= y <= y1:
+                cell.words.append(i)
+                break
+
+
+def refine_rows(cells: Sequence[GridCell], bands: Sequence[tuple[float, float]], boxes: Sequence[Box],
+                *, skew: float = 0.0) -> list[GridCell]:
+    """Split table rows that hold several visual rows lined up across their cells.
+
+    `bands[r - 1]` is the (top, bottom) of detected row r; `cells[*].words` index `boxes` (see
+    words_in_cells). A detected row is cut between its visual rows that hold words in two or more of its
+    cells; a visual row with words in one cell only (a wrapped line, a label centred between rows) stays
+    with the nearest such row. Whether a column follows the new rows is decided over the whole table: a
+    column whose cells hold several of those rows follows them and each of its cells is split, one per
+    row; a column whose cells hold one text each (a candidate name merged over its parties) keeps one cell
+    that spans the new rows. Nothing is split unless more columns follow the rows than hold one text: a
+    row where two wrapped cells sit beside two single-line cells reads as wrapped text, not as two rows.
+    Returns new cells with rows renumbered from 1.
+    """
+    if not cells or not bands:
+        return list(cells)
+    row_of: dict[int, int] = {}
+    for row_index, row in enumerate(visual_rows(boxes, skew=skew)):
+        for i in row:
+            row_of[i] = row_index
+    groups = {r: _band_groups(r, cells, bands[r - 1], boxes, row_of) for r in range(1, len(bands) + 1)}
+
+    follow: Counter[int] = Counter()
+    single: Counter[int] = Counter()
+    for r, band_groups in groups.items():
+        if len(band_groups) < 2:
+            continue
+        for cell in cells:
+            if cell.row != r or cell.row_span != 1 or not cell.words:
+                continue
+            held = sum(any(i in group for i in cell.words) for group in band_groups)
+            (follow if held >= 2 else single)[cell.column] += 1
+    # A tie follows the rows: splitting a label column only moves the label to one of its rows, while
+    # letting a data column span would show its value on the first row.
+    following = {c for c in follow if follow[c] >= single[c]}
+    singles = {c for c in single if single[c] > follow[c]}
+    if len(following) <= len(singles):
+        return list(cells)
+
+    split = {c.row for c in cells if c.row_span == 1 and c.column in following and len(groups[c.row]) >= 2}
+    counts = [len(groups[r]) if r in split else 1 for r in range(1, len(bands) + 1)]
+    first = [1 + sum(counts[:k]) for k in range(len(counts))]  # new number of each band's first row
+    # The new rows meet halfway between the words of the following columns (a label merged over the rows
+    # may sit anywhere in its cell).
+    followers = {i for c in cells if c.row_span == 1 and c.column in following for i in c.words}
+    out: list[GridCell] = []
+    for cell in cells:
+        if cell.row_span == 1 and cell.row in split and cell.column in following:
+            out += _split_cell(cell, groups[cell.row], bands[cell.row - 1], first[cell.row - 1], boxes, followers)
+            continue
+        last = min(cell.row + cell.row_span - 1, len(bands))
+        out.append(replace(cell, row=first[cell.row - 1], row_span=sum(counts[cell.row - 1:last]),
+                           words=list(cell.words)))
+    return sorted(out, key=lambda c: (c.row, c.column))
+
+
+def _band_groups(r: int, cells: Sequence[GridCell], band: tuple[float, float], boxes: Sequence[Box],
+                 row_of: dict[int, int]) -> list[set[int]]:
+    """The words of detected row `r`, grouped into the new rows it holds (one group: nothing to split)."""
+    top, bottom = band
+    cells_of: dict[int, set[int]] = {}  # visual row -> cells (by position in `cells`) it has words in
+    words_of: dict[int, set[int]] = {}
+    for k, cell in enumerate(cells):
+        if not cell.row <= r < cell.row + cell.row_span:
+            continue
+        for i in cell.words:
+            if top <= _centre_y(boxes[i]) < bottom:
+                cells_of.setdefault(row_of[i], set()).add(k)
+                words_of.setdefault(row_of[i], set()).add(i)
+    if not words_of:
+        return []
+    rows = sorted(words_of, key=lambda v: median(_centre_y(boxes[i]) for i in words_of[v]))
+    lined_up = [v for v in rows if len(cells_of[v]) >= 2]
+    if len(lined_up) < 2:
+        return [set().union(*words_of.values())]
+    centre = {v: median(_centre_y(boxes[i]) for i in words_of[v]) for v in rows}
+    groups: dict[int, set[int]] = {v: set(words_of[v]) for v in lined_up}
+    for v in rows:
+        if v in groups:
+            continue
+        # Nearest lined-up row; on a tie the one above (wrapped text continues downwards).
+        home = min(lined_up, key=lambda u: (abs(centre[u] - centre[v]), centre[u] > centre[v]))
+        groups[home] |= words_of[v]
+    return [groups[v] for v in lined_up]
+
+
+def _split_cell(cell: GridCell, band_groups: list[set[int]], band: tuple[float, float], first_row: int,
+                boxes: Sequence[Box], followers: set[int]) -> list[GridCell]:
+    """One cell per new row of the band, each holding its row's words."""
+    extents = []
+    for group in band_groups:
+        members = [boxes[i] for i in group if i in followers] or [boxes[i] for i in group]
+        extents.append((min(b[1] for b in members), max(b[3] for b in members)))
+    top, bottom = band
+    edges = [top] + [
+        min(max((extents[k][1] + extents[k + 1][0]) / 2, top), bottom) for k in range(len(extents) - 1)
+    ] + [bottom]
+    x0, _, x1, _ = cell.box
+    return [
+        GridCell(row=first_row + k, column=cell.column, row_span=1, column_span=cell.column_span,
+                 box=(x0, edges[k], x1, edges[k + 1]), words=[i for i in cell.words if i in group])
+        for k, group in enumerate(band_groups)
+    ]

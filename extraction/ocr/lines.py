@@ -1,0 +1,113 @@
+"""PAGE > LINE > WORD blocks from an engine's words, with lines rebuilt from word geometry (pure).
+
+Every local engine (pdf-text, RapidOCR, Tesseract) hands its words here and gets the same kind of LINE:
+a run of words on one visual row, cut at column gutters (see layout.text_lines). The engine's word boxes,
+texts and confidences are kept as they are; what an engine said about its own lines is kept where it
+still fits: a line's confidence is its engine line's (the lowest, when a rebuilt line joins several), and
+its polygon is the engine line's, or the piece of it under the words when the line was cut at a gutter.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass
+
+from extraction.ocr.blocks import BBox, BlockType, OcrBlock
+from extraction.ocr.layout import Box, text_lines
+
+
+@dataclass(frozen=True)
+class EngineWord:
+    text: str
+    bbox: BBox  # 0..1 of the page
+    confidence: float | None
+    line: int | None = None  # the engine line it came from (an index into `engine_lines` when given)
+
+
+@dataclass(frozen=True)
+class EngineLine:
+    confidence: float | None = None
+    polygon: list[tuple[float, float]] | None = None
+
+
+@dataclass
+class PageLines:
+    blocks: list[OcrBlock]  # PAGE, then each LINE followed by its WORDs, in reading order
+    word_ids: list[str]  # the WORD block id of each input word, in input order
+
+
+def as_box(bbox: BBox) -> Box:
+    return bbox.left, bbox.top, bbox.right, bbox.bottom
+
+
+def build_page_lines(number: int, words: Sequence[EngineWord], *, engine_lines: Sequence[EngineLine] = (),
+                     keep_engine_order: bool = False, scanned: bool = True) -> PageLines:
+    """Blocks of one page. Lines read in rows top to bottom, left to right, unless `keep_engine_order`
+    (the words are then in the engine's reading order, and each line takes the place of its first word).
+    `scanned`: the words were read from an image (see layout.split_gutters), not from a text layer.
+    """
+    prefix = f"p{number}"
+    page_block = OcrBlock(id=f"{prefix}-page", type=BlockType.PAGE, page=number, text="",
+                          bbox=BBox(0.0, 0.0, 1.0, 1.0), order=0)
+    blocks = [page_block]
+    word_ids = [""] * len(words)
+    lines = text_lines([as_box(w.bbox) for w in words], [w.text for w in words], [w.line for w in words],
+                       scanned=scanned)
+    if keep_engine_order:
+        lines.sort(key=min)
+    word_count = 0
+    members: dict[int, list[int]] = {}
+    for index, word in enumerate(words):
+        if word.line is not None:
+            members.setdefault(word.line, []).append(index)
+    for line_number, line in enumerate(lines, start=1):
+        line_id = f"{prefix}-l{line_number}"
+        chosen = [words[i] for i in line]
+        sources = {w.line for w in chosen if w.line is not None}
+        polygon = None
+        if len(sources) == 1 and next(iter(sources)) < len(engine_lines):
+            source = next(iter(sources))
+            polygon = engine_lines[source].polygon
+            if polygon and sorted(members[source]) != sorted(line):
+                box = BBox.enclosing([w.bbox for w in chosen])
+                polygon = part_of_quad(polygon, box.left, box.right)
+        blocks.append(OcrBlock(
+            id=line_id, type=BlockType.LINE, page=number, text=" ".join(w.text for w in chosen),
+            bbox=BBox.enclosing([w.bbox for w in chosen]), confidence=_line_confidence(chosen, engine_lines),
+            parent=page_block.id, order=len(blocks), polygon=polygon,
+        ))
+        for i in line:
+            word_count += 1
+            word_ids[i] = f"{prefix}-w{word_count}"
+            blocks.append(OcrBlock(id=word_ids[i], type=BlockType.WORD, page=number, text=words[i].text,
+                                   bbox=words[i].bbox, confidence=words[i].confidence, parent=line_id,
+                                   order=len(blocks)))
+    return PageLines(blocks=blocks, word_ids=word_ids)
+
+
+def part_of_quad(quad: list[tuple[float, float]], left: float, right: float) -> list[tuple[float, float]] | None:
+    """The piece of a line's quadrilateral (top-left, top-right, bottom-right, bottom-left) between two x.
+
+    A line cut at a gutter keeps its slant: readers straighten a skewed scan from line polygons.
+    """
+    if len(quad) != 4:
+        return None
+    (tlx, tly), (trx, try_), (brx, bry), (blx, bly) = quad
+
+    def at(x0: float, y0: float, x1: float, y1: float, x: float) -> tuple[float, float]:
+        t = 0.0 if x1 == x0 else (x - x0) / (x1 - x0)
+        return x, y0 + (y1 - y0) * t
+
+    return [at(tlx, tly, trx, try_, left), at(tlx, tly, trx, try_, right),
+            at(blx, bly, brx, bry, right), at(blx, bly, brx, bry, left)]
+
+
+def _line_confidence(words: Sequence[EngineWord], engine_lines: Sequence[EngineLine]) -> float | None:
+    """The engine's line confidence (the lowest of the lines joined); else the mean of the words'."""
+    known = [engine_lines[w.line].confidence for w in words
+             if w.line is not None and w.line < len(engine_lines)]
+    known = [c for c in known if c is not None]
+    if known:
+        return min(known)
+    scores = [w.confidence for w in words if w.confidence is not None]
+    return sum(scores) / len(scores) if scores else None

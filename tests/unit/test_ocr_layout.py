@@ -1,0 +1,195 @@
+"""The word-geometry module every OCR adapter uses: visual rows, lines, and table rows (pure, no engine)."""
+
+from __future__ import annotations
+
+import math
+
+import pytest
+
+from extraction.ocr.layout import (
+    GridCell,
+    estimate_skew,
+    refine_rows,
+    split_gutters,
+    text_lines,
+    visual_rows,
+    words_in_cells,
+)
+
+
+def _rotated(boxes: list[tuple[float, float, float, float]], degrees: float) -> list[tuple]:
+    """Axis-aligned boxes of the words after turning the page by `degrees` about the origin."""
+    t = math.radians(degrees)
+    out = []
+    for x0, y0, x1, y1 in boxes:
+        corners = [(x, y) for x in (x0, x1) for y in (y0, y1)]
+        turned = [(x * math.cos(t) - y * math.sin(t), x * math.sin(t) + y * math.cos(t)) for x, y in corners]
+        xs, ys = zip(*turned, strict=True)
+        out.append((min(xs), min(ys), max(xs), max(ys)))
+    return out
+
+
+def _grid_of_words(rows: int, per_row: int, *, height: float = 20, pitch: float = 26, step: float = 240):
+    """Words laid out in rows (pitch 1.3 heights) and columns far apart, like a table on a scan."""
+    return [(40 + c * step, 100 + r * pitch, 40 + c * step + 90, 100 + r * pitch + height)
+            for r in range(rows) for c in range(per_row)]
+
+
+@pytest.mark.parametrize("degrees", [0.0, 1.5, -1.5])
+def test_visual_rows_follow_a_skewed_scan_across_wide_gutters(degrees):
+    # At 1.5 degrees a row climbs 31 px over the 1200 px page, more than the 26 px row pitch: a band
+    # across the page would mix rows; following each row's words does not.
+    words = _grid_of_words(12, 5)
+    rows = visual_rows(_rotated(words, degrees))
+    assert sorted(sorted(row) for row in rows) == [list(range(r * 5, r * 5 + 5)) for r in range(12)]
+    assert [min(row) for row in rows] == [r * 5 for r in range(12)]  # top to bottom
+
+
+def test_the_skew_is_measured_from_the_page_text():
+    words = _grid_of_words(12, 5)
+    assert estimate_skew(_rotated(words, 1.5)) == pytest.approx(math.tan(math.radians(1.5)), rel=0.15)
+    assert estimate_skew(words) == 0.0
+
+
+def test_degenerate_boxes_give_rows_without_a_slope():
+    # Zero-size boxes (a malformed response, a dot) must not divide by zero.
+    boxes = [(0.5, 0.5, 0.5, 0.5), (0.5, 0.5, 0.5, 0.5), (0.1, 0.2, 0.1, 0.2)]
+    assert estimate_skew(boxes) == 0.0
+    assert visual_rows(boxes) == [[2], [0, 1]]
+
+
+def test_a_bullet_with_a_tall_glyph_box_joins_the_row_it_is_centred_on():
+    # PDF boxes of a bullet span its font's whole height and reach into the row above.
+    above = (40, 702.6, 60, 713.1)
+    bullet = (55, 707.8, 59.9, 725.1)
+    beside = (62, 711.6, 107.8, 722.1)
+    above_right = (62.9, 702.6, 84.1, 713.1)
+    rows = visual_rows([above, bullet, beside, above_right])
+    assert rows == [[0, 3], [1, 2]]
+
+
+def test_a_hyphen_and_a_footnote_mark_stay_on_their_row():
+    words = [(10, 100, 40, 110), (44, 104, 48, 105), (52, 100, 90, 110),  # "Page - Value"
+             (10, 200, 14, 205), (18, 201, 80, 211)]  # a raised "3" then its footnote text
+    assert visual_rows(words) == [[0, 1, 2], [3, 4]]
+
+
+def test_a_column_set_at_another_pitch_does_not_join_two_rows_of_its_neighbour():
+    # Left column rows every 17.8 pt, right column every 12 pt: a left row lies halfway between two
+    # right rows, and must not pull both into one row.
+    left = [(8, 88.3 + 17.8 * k, 100, 100.6 + 17.8 * k) for k in range(4)]
+    right = [(167, 88.3 + 12 * k, 230, 100.6 + 12 * k) for k in range(6)]
+    rows = visual_rows(left + right)
+    for row in rows:
+        assert sum(i >= len(left) for i in row) <= 1
+        assert sum(i < len(left) for i in row) <= 1
+
+
+def test_lines_are_cut_at_column_gutters_but_not_at_word_spaces():
+    # 10 px characters: spaces of 4-8 px, then a 40 px gutter (four characters).
+    boxes = [(0, 0, 50, 10), (56, 0, 96, 10), (104, 0, 134, 10), (174, 0, 214, 10)]
+    texts = ["Total", "due", "EUR", "4200"]
+    assert split_gutters([0, 1, 2, 3], boxes, texts) == [[0, 1, 2], [3]]
+
+
+def test_an_engine_line_break_wider_than_a_space_stays_a_break():
+    # 14 px between the two words is 1.4 characters: no gutter, but more than a space.
+    boxes = [(0, 0, 40, 10), (54, 0, 84, 10)]
+    assert split_gutters([0, 1], boxes, ["0979", "CRS"]) == [[0, 1]]
+    assert split_gutters([0, 1], boxes, ["0979", "CRS"], ["left", "right"]) == [[0], [1]]
+    assert split_gutters([0, 1], [(0, 0, 40, 10), (46, 0, 76, 10)], ["0979", "CRS"], ["a", "b"]) == [[0, 1]]
+
+
+def test_a_ruled_line_read_as_a_word_ends_the_line():
+    boxes = [(0, 0, 40, 10), (44, 0, 50, 10), (54, 0, 84, 10)]
+    assert split_gutters([0, 1, 2], boxes, ["0979", "|]", "NRT"]) == [[0], [1], [2]]
+    assert split_gutters([0, 1, 2], boxes, ["0979", "I", "NRT"]) == [[0, 1, 2]]
+    assert split_gutters([0, 1, 2], boxes, ["Hanau", "|", "HRB"], scanned=False) == [[0, 1, 2]]  # typed
+
+
+def test_lines_are_read_in_rows_then_left_to_right():
+    boxes = [(300, 12, 400, 30), (10, 10, 100, 28), (10, 50, 100, 70), (200, 48, 260, 66)]
+    assert text_lines(boxes, ["aaaaaaaaaa", "bbbbbbbbb", "cccccccccc", "dddddd"]) == [[1], [0], [2], [3]]
+
+
+def test_no_line_holds_words_of_two_rows_of_a_skewed_table():
+    words = _grid_of_words(10, 4, step=150)
+    lines = text_lines(_rotated(words, 1.0), ["0056"] * len(words))
+    assert all(len({i // 4 for i in line}) == 1 for line in lines)
+
+
+# --------------------------------------------------------------------------------------------- tables
+
+
+def _word(x: float, y: float, width: float = 30, height: float = 9) -> tuple[float, float, float, float]:
+    return (x, y, x + width, y + height)
+
+
+def _merged_band(parties: int, *, top: float = 100, pitch: float = 12.5):
+    """One detected row: a candidate cell and three data cells, each holding `parties` rows of text."""
+    bottom = top + parties * pitch
+    cells = [GridCell(1, c + 1, 1, 1, (x0, top, x1, bottom))
+             for c, (x0, x1) in enumerate([(0, 100), (100, 200), (200, 260), (260, 400)])]
+    words = [_word(4, (top + bottom) / 2 - 4.5, 60)]  # the candidate, centred
+    for k in range(parties):
+        y = top + k * pitch + 2
+        words += [_word(104, y), _word(212, y, 25), _word(264, y, 120)]
+    return cells, [(top, bottom)], words
+
+
+def test_a_row_holding_several_rows_lined_up_across_its_cells_is_split():
+    cells, bands, words = _merged_band(3)
+    words_in_cells(cells, words)
+    out = refine_rows(cells, bands, words)
+    candidate = next(c for c in out if c.column == 1)
+    assert (candidate.row, candidate.row_span, candidate.words) == (1, 3, [0])
+    for column in (2, 3, 4):
+        split = sorted((c for c in out if c.column == column), key=lambda c: c.row)
+        assert [c.row for c in split] == [1, 2, 3]
+        assert all(len(c.words) == 1 for c in split)
+        assert split[0].box[1] == 100 and split[-1].box[3] == 100 + 3 * 12.5
+        assert all(a.box[3] == b.box[1] for a, b in zip(split, split[1:], strict=False))
+
+
+def test_a_wrapped_cell_beside_single_line_cells_stays_one_cell():
+    cells = [GridCell(1, c + 1, 1, 1, (x0, 100, x1, 140)) for c, (x0, x1) in
+             enumerate([(0, 250), (250, 300), (300, 400)])]
+    words = [_word(4, 102, 200), _word(4, 114, 200), _word(4, 126, 120), _word(254, 102, 10), _word(304, 102)]
+    words_in_cells(cells, words)
+    out = refine_rows(cells, [(100, 140)], words)
+    assert [(c.row, c.column, c.row_span, sorted(c.words)) for c in out] == [
+        (1, 1, 1, [0, 1, 2]), (1, 2, 1, [3]), (1, 3, 1, [4])]
+
+
+def test_two_wrapped_cells_beside_two_single_line_cells_read_as_wrapped_text():
+    cells = [GridCell(1, c + 1, 1, 1, (x0, 100, x1, 130)) for c, (x0, x1) in
+             enumerate([(0, 150), (150, 300), (300, 350), (350, 450)])]
+    words = [_word(4, 102, 120), _word(4, 114, 120), _word(154, 102, 120), _word(154, 114, 120),
+             _word(304, 102, 10), _word(354, 102)]
+    words_in_cells(cells, words)
+    assert [(c.row, c.row_span) for c in refine_rows(cells, [(100, 130)], words)] == [(1, 1)] * 4
+
+
+def test_a_value_alone_in_a_merged_row_keeps_its_own_row():
+    # Two candidate groups; in the second the words column holds text on its last row only.
+    first, bands1, words1 = _merged_band(3, top=100)
+    second, bands2, words2 = _merged_band(3, top=137.5)
+    for cell in second:
+        cell.row = 2
+    words2 = [w for k, w in enumerate(words2) if k == 0 or k % 3 != 0 or k == 9]  # drop two words cells
+    cells, words = first + second, words1 + words2
+    words_in_cells(cells, words)
+    out = refine_rows(cells, bands1 + bands2, words)
+    lone = [c for c in out if c.column == 4 and c.words and c.row > 3]
+    assert len(lone) == 1 and lone[0].row == 6 and lone[0].row_span == 1
+    assert max(c.row + c.row_span - 1 for c in out) == 6
+
+
+def test_rows_after_a_split_band_are_renumbered():
+    cells, bands, words = _merged_band(2)
+    below = GridCell(2, 1, 1, 4, (0, 125, 400, 140))
+    words.append(_word(4, 128, 100))
+    cells.append(below)
+    words_in_cells(cells, words)
+    out = refine_rows(cells, bands + [(125, 140)], words)
+    assert [(c.row, c.column_span) for c in out if c.column == 1] == [(1, 1), (3, 4)]
