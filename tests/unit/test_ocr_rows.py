@@ -8,6 +8,7 @@ directly; the OCR engines read the rendered page (RapidOCR on a crop, to keep it
 
 from __future__ import annotations
 
+import itertools
 import shutil
 from pathlib import Path
 
@@ -128,14 +129,15 @@ def test_the_prompt_counts_the_split_rows_as_it_renders_them(tmp_path):
     sheet = merged_candidate_sheet(rules="none")
     page = _read_pdf(sheet.pdf, tmp_path)
     prompt = render_prompt([page])
-    table = prompt.text.split("<TABLE 1>\n", 1)[1].split("\n</TABLE>", 1)[0].splitlines()
+    after = prompt.text.split("\nT1\n", 1)[1].splitlines()
+    table = list(itertools.takewhile(lambda r: r.startswith("|"), after))
     filled = [r for r, rendered in enumerate(table, start=1) if rendered.strip("| ")]
     assert len(filled) == 1 + len(sheet.rows)  # the header, then one rendered row per party and total
     for r in filled[1:]:
         rendered = table[r - 1]
-        cells = [c.strip() for c in rendered.strip("|").split("|")]
+        cells = [c.strip() for c in rendered[1:].split("|")]  # "|a|b": one bar before each cell
         row = next(x for x in sheet.rows if x.digits in cells)
-        assert rows_shown(rendered, sheet.rows) == {sheet.rows.index(row)}
+        assert rows_shown(" ".join(cells), sheet.rows) == {sheet.rows.index(row)}
         column = cells.index(row.digits) + 1
         assert cell_at(page.blocks, prompt.table_ids[1], r, column).text == row.digits
         assert cells[column] == row.words
