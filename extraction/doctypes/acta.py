@@ -69,7 +69,9 @@ def _row_label(i: int, row: dict[str, Any]) -> str:
 
 
 def rows_layout(answer: dict[str, Any], ctx: RuleContext) -> list[Violation]:
-    """The sheet has 38 party rows in a fixed order."""
+    """The sheet has 38 party rows in a fixed order.
+
+    Source: ../shared/DESIGN.md, acta (the 38 rows in sheet and QR order, grouped by candidate)."""
     rows = _rows(answer)
     if len(rows) != len(PARTIES):
         return [
@@ -115,7 +117,7 @@ def _counts(answer: dict[str, Any]) -> list[tuple[str, str]]:
 
 
 def negative_count(answer: dict[str, Any], ctx: RuleContext) -> list[Violation]:
-    """Counts are whole numbers, never negative."""
+    """Counts are whole numbers, never negative. Source: arithmetic (a count of votes)."""
     out = []
     for path, label in _counts(answer):
         value = get_value(answer, path)
@@ -173,7 +175,9 @@ def _digits_vs_words(
 
 
 def row_digits_words(answer: dict[str, Any], ctx: RuleContext) -> list[Violation]:
-    """Each row's digits and its digit words state the same number."""
+    """Each row's digits and its digit words state the same number.
+
+    Source: ../shared/DESIGN.md, acta (each row prints its votes in digits and spelled digit by digit)."""
     out = []
     for i, row in enumerate(_rows(answer)):
         v = _digits_vs_words(
@@ -189,7 +193,9 @@ def row_digits_words(answer: dict[str, Any], ctx: RuleContext) -> list[Violation
 
 
 def total_digits_words(answer: dict[str, Any], ctx: RuleContext) -> list[Violation]:
-    """Each total's digits and its digit words state the same number."""
+    """Each total's digits and its digit words state the same number.
+
+    Source: ../shared/DESIGN.md, acta (counts are printed in digits and in digit words)."""
     out = []
     for key, label in TOTALS:
         v = _digits_vs_words("total_digits_words_mismatch", label, key, f"{key}_words", answer)
@@ -199,7 +205,7 @@ def total_digits_words(answer: dict[str, Any], ctx: RuleContext) -> list[Violati
 
 
 def sum_valid_votes(answer: dict[str, Any], ctx: RuleContext) -> list[Violation]:
-    """Party votes add up to the valid votes."""
+    """Party votes add up to the valid votes. Source: ../shared/DESIGN.md, acta rules; arithmetic."""
     rows = _rows(answer)
     votes = [as_int(get_value(answer, f"rows[{i}].votes")) for i in range(len(rows))]
     valid = as_int(get_value(answer, "valid_votes"))
@@ -221,7 +227,7 @@ def sum_valid_votes(answer: dict[str, Any], ctx: RuleContext) -> list[Violation]
 
 
 def valid_plus_null_total(answer: dict[str, Any], ctx: RuleContext) -> list[Violation]:
-    """Valid votes plus null votes make the total votes."""
+    """Valid votes plus null votes make the total votes. Source: arithmetic of the sheet's totals."""
     valid, null, total = (as_int(get_value(answer, k)) for k, _ in TOTALS)
     if valid is None or null is None or total is None or valid + null == total:
         return []
@@ -314,7 +320,10 @@ def _row_neighbours(block: OcrBlock | None, index: Any) -> list[str]:
 
 
 def row_proof_party(answer: dict[str, Any], ctx: RuleContext) -> list[Violation]:
-    """A row's proof must not be another party's row: a line naming another party and not this one."""
+    """A row's proof must not be another party's row: a line naming another party and not this one.
+
+    Source: ../shared/DESIGN.md, acta (the seed study's vote moved between two parties of one candidate);
+    the party names are the 38 of DESIGN.md, not any layout's."""
     if ctx.prompt is None:
         return []
     index = block_index(ctx)

@@ -180,3 +180,17 @@ def test_the_proof_instructions_name_every_kind_of_reference():
     for kind in ('"LINE"', '"WORD"', '"TABLE"', '"CELL"', '"row"', '"column"', '"line"'):
         assert kind in PROOF_INSTRUCTIONS
     assert len(PROOF_INSTRUCTIONS) < 1000
+
+
+def test_the_tagged_rendering_of_the_real_textract_pages_costs_at_most_a_fifth_more_than_their_plain_text():
+    # The measure of bench/prompt_tokens.py: o200k tokens of the rendering against the plain LINE text,
+    # over every page of the recorded responses (short-line pages cost more, long tables less).
+    from bpe_openai import get_encoding
+
+    encode = get_encoding("o200k_base").encode
+    rendered = plain = 0
+    for path in sorted(shared_data().glob("*.textract.json")):
+        data = json.loads(path.read_text())
+        rendered += len(encode(render_prompt(parse_textract(data)).text))
+        plain += len(encode("\n".join(b["Text"] for b in data["Blocks"] if b["BlockType"] == "LINE")))
+    assert plain > 0 and rendered <= 1.2 * plain
