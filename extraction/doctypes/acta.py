@@ -11,6 +11,7 @@ from pydantic import BaseModel, ConfigDict
 from extraction.doctypes.acta_layout import CANDIDATES, PARTIES, ROWS
 from extraction.doctypes.base import Count, DocumentType, FieldGroup, Proved, fields_group, table_group
 from extraction.ocr.blocks import BlockType, OcrBlock
+from extraction.ocr.layout import estimate_skew, visual_rows
 from extraction.proofs import block_index, resolve_field
 from extraction.rules import (
     RuleContext,
@@ -303,19 +304,34 @@ def _cites_party(tokens: list[str], party_tokens: list[str]) -> bool:
     return any(tokens[i : i + n] == party_tokens for i in range(len(tokens) - n + 1))
 
 
-def _row_neighbours(block: OcrBlock | None, index: Any) -> list[str]:
+def _line_rows(index: Any, page: int) -> dict[str, int]:
+    """The visual row of every LINE of a page, skew taken out (extraction/ocr/layout.py): on a rotated scan
+    a number at the right of a row sits lower than its party's name at the left, level with the next row's."""
+    def box(b: OcrBlock) -> tuple[float, float, float, float]:
+        return b.bbox.left, b.bbox.top, b.bbox.right, b.bbox.bottom
+
+    lines = [b for b in index.by_id.values() if b.type is BlockType.LINE and b.page == page]
+    # The skew from the words: neighbouring words of a line chain reliably, lines a gutter apart do not.
+    words = [box(b) for b in index.by_id.values() if b.type is BlockType.WORD and b.page == page]
+    rows = visual_rows([box(b) for b in lines], skew=estimate_skew(words) if words else None)
+    return {lines[i].id: r for r, row in enumerate(rows) for i in row}
+
+
+def _row_neighbours(block: OcrBlock | None, index: Any, rows: dict[int, dict[str, int]]) -> list[str]:
     """Text that names a cited number's row: the other cells of its table row, or, for a line holding
-    only the number, the lines to its left at the same height (where the party's name is printed)."""
+    only the number, the lines to its left in the same visual row (where the party's name is printed)."""
     if block is None:
         return []
     if block.type is BlockType.CELL and block.parent and block.row is not None:
         return [c.text for c in index.cells_of(block.parent)
                 if c.id != block.id and c.row is not None and c.row <= block.row < c.row + (c.row_span or 1)]
     if block.type is BlockType.LINE:
-        middle = block.bbox.top + block.bbox.height / 2
+        if block.page not in rows:
+            rows[block.page] = _line_rows(index, block.page)
+        row_of = rows[block.page]
         return [b.text for b in index.by_id.values()
                 if b.type is BlockType.LINE and b.page == block.page and b.id != block.id
-                and b.bbox.top <= middle <= b.bbox.bottom and b.bbox.right <= block.bbox.left + 1e-6]
+                and row_of.get(b.id) == row_of.get(block.id) and b.bbox.right <= block.bbox.left + 1e-6]
     return []
 
 
@@ -328,6 +344,7 @@ def row_proof_party(answer: dict[str, Any], ctx: RuleContext) -> list[Violation]
         return []
     index = block_index(ctx)
     spans = _party_spans()
+    rows: dict[int, dict[str, int]] = {}
     out = []
     for i, row in enumerate(_rows(answer)):
         own = fold(str(row.get("party", ""))).split()
@@ -341,7 +358,7 @@ def row_proof_party(answer: dict[str, Any], ctx: RuleContext) -> list[Violation]
                 parent = index.by_id.get(block.parent or "") if block else None
                 use_parent = block is not None and block.type is BlockType.WORD and parent is not None
                 texts.append(parent.text if use_parent and parent else found.text)
-                texts += _row_neighbours(parent if use_parent else block, index)
+                texts += _row_neighbours(parent if use_parent else block, index, rows)
             tokens = re.findall(r"[A-Z0-9]+", fold(" ".join(texts)))
             if not tokens or _cites_party(tokens, own):
                 continue

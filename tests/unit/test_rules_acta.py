@@ -178,6 +178,40 @@ def test_it_flags_a_row_that_cites_another_partys_line():
     assert "party PSUV, not of PCV" in found[0].message
 
 
+def tilted_rows(slope: float) -> list[OcrBlock]:
+    """Two party rows of a scan turned by `slope` (dy per dx): party, digit words, digits from left to right,
+    each word lower the further right it stands, so a row's digits sit level with the next row's party."""
+    blocks = []
+    for r, (party, digits, spelled) in enumerate([("PSUV", "0012", "CERO CERO UNO DOS"),
+                                                   ("PCV", "0003", "CERO CERO CERO TRES")]):
+        top = 0.17 + 0.022 * r
+        runs = [(party.split(), 0.08), (spelled.split(), 0.18), ([digits], 0.45)]
+        for n, (texts, left) in enumerate(runs):
+            line = f"r{r}l{n}"
+            boxes = [BBox(left + 0.06 * k, top + slope * (left + 0.06 * k + 0.025), 0.05, 0.017)
+                     for k in range(len(texts))]
+            blocks.append(OcrBlock(id=line, type=BlockType.LINE, page=1, text=" ".join(texts),
+                                   bbox=BBox.enclosing(boxes)))
+            blocks += [OcrBlock(id=f"{line}w{k}", type=BlockType.WORD, page=1, text=t, bbox=b, parent=line)
+                       for k, (t, b) in enumerate(zip(texts, boxes, strict=True))]
+    return blocks
+
+
+def test_on_a_tilted_scan_a_row_reads_its_own_party_not_the_next_row_level_with_its_digits():
+    blocks = tilted_rows(slope=0.037)
+    ids = {1: "r0l2", 2: "r1l2", 3: "r0l1", 4: "r1l1"}
+    ctx = RuleContext(prompt=PromptDocument(text="", line_ids=ids), blocks=blocks)
+    answer = acta_answer()
+    for row, (digits_line, words_line) in enumerate([(1, 3), (2, 4)]):
+        answer["rows"][row]["votes"]["proof"] = [{"type": "LINE", "id": digits_line}]
+        answer["rows"][row]["votes_words"]["proof"] = [{"type": "LINE", "id": words_line}]
+    assert [v for v in check(answer, ctx) if v.code == "row_proof_party"] == []
+    moved = copy.deepcopy(answer)
+    moved["rows"][1]["votes"]["proof"] = [{"type": "LINE", "id": 1}]  # PCV's votes read off PSUV's row
+    found = [v for v in check(moved, ctx) if v.code == "row_proof_party"]
+    assert [(v.fields, v.found) for v in found] == [(("rows[1].votes",), "PSUV")]
+
+
 def test_the_validator_runs_the_schema_first_and_reports_the_path():
     validate = make_validator(DOCTYPE, RuleContext())
     answer = set_field(acta_answer(), "rows[3].votes", "many")
