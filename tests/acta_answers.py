@@ -212,6 +212,20 @@ class _Stream:
             key = _total_key(folded, pos)
             if key and pos not in self.labels:
                 self.labels[pos] = (key, 1)
+        self._misread_labels(folded)
+
+    def _misread_labels(self, folded: list[str]) -> None:
+        """A party name the OCR got one letter wrong (PEV for PFV) is still its label when no token reads
+        that party exactly and it is one letter away from no other party: a reader knows the list."""
+        found = {k for k, _ in self.labels.values()}
+        missing = [p for p, want in _PARTY_TOKENS.items() if p not in found and len(want) == 1]
+        for pos, token in enumerate(folded):
+            if pos in self.labels or len(token) < 3 or token.isdigit():
+                continue
+            near = [p for p in missing if len(p) == len(token) and sum(a != b for a, b in zip(p, token)) == 1]
+            if len(near) == 1:
+                self.labels[pos] = (near[0], 1)
+                missing.remove(near[0])
 
     def _same_unit(self, pos: int, n: int) -> bool:
         return len({t.unit for t in self.tokens[pos:pos + n]}) == 1
