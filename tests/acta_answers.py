@@ -222,7 +222,8 @@ class _Stream:
         for pos, token in enumerate(folded):
             if pos in self.labels or len(token) < 3 or token.isdigit():
                 continue
-            near = [p for p in missing if len(p) == len(token) and sum(a != b for a, b in zip(p, token)) == 1]
+            near = [p for p in missing
+                    if len(p) == len(token) and sum(a != b for a, b in zip(p, token, strict=True)) == 1]
             if len(near) == 1:
                 self.labels[pos] = (near[0], 1)
                 missing.remove(near[0])

@@ -11,7 +11,7 @@ from pydantic import BaseModel, ConfigDict
 from extraction.doctypes.acta_layout import CANDIDATES, PARTIES, ROWS
 from extraction.doctypes.base import Count, DocumentType, FieldGroup, Proved, fields_group, table_group
 from extraction.ocr.blocks import BlockType, OcrBlock
-from extraction.ocr.layout import estimate_skew, visual_rows
+from extraction.ocr.layout import estimate_skew, skew_of_quads, visual_rows
 from extraction.proofs import block_index, resolve_field
 from extraction.rules import (
     RuleContext,
@@ -311,9 +311,13 @@ def _line_rows(index: Any, page: int) -> dict[str, int]:
         return b.bbox.left, b.bbox.top, b.bbox.right, b.bbox.bottom
 
     lines = [b for b in index.by_id.values() if b.type is BlockType.LINE and b.page == page]
-    # The skew from the words: neighbouring words of a line chain reliably, lines a gutter apart do not.
-    words = [box(b) for b in index.by_id.values() if b.type is BlockType.WORD and b.page == page]
-    rows = visual_rows([box(b) for b in lines], skew=estimate_skew(words) if words else None)
+    # The skew from the engine's turned line boxes where it drew them, else from the words: neighbouring
+    # words of a line chain reliably, lines a gutter apart do not.
+    skew = skew_of_quads([b.polygon for b in lines])
+    if skew is None:
+        words = [box(b) for b in index.by_id.values() if b.type is BlockType.WORD and b.page == page]
+        skew = estimate_skew(words) if words else None
+    rows = visual_rows([box(b) for b in lines], skew=skew)
     return {lines[i].id: r for r, row in enumerate(rows) for i in row}
 
 

@@ -126,6 +126,35 @@ def estimate_skew(boxes: Sequence[Box]) -> float:
     return median(slopes) if slopes else 0.0
 
 
+def skew_of_quads(quads: Sequence[Sequence[tuple[float, float]] | None]) -> float | None:
+    """The page's slope from the engine's line quadrilaterals (top-left, top-right, bottom-right,
+    bottom-left), or None without any long enough to tell.
+
+    A detector that draws each line as a turned quadrilateral (RapidOCR) knows the tilt; its word boxes do
+    not (they are cut from the line's upright box, so the words of one line sit exactly level). The slope
+    of a quadrilateral's top and bottom edges, median over the lines at least SKEW_MIN_SPAN_HEIGHTS long,
+    each weighted by its length, is the skew.
+    """
+    slopes: list[tuple[float, float]] = []
+    for quad in quads:
+        if not quad or len(quad) != 4:
+            continue
+        (x0, y0), (x1, y1), (x2, y2), (x3, y3) = quad
+        length, height = ((x1 - x0) + (x2 - x3)) / 2, ((y3 - y0) + (y2 - y1)) / 2
+        if length <= 0 or height <= 0 or length < SKEW_MIN_SPAN_HEIGHTS * height:
+            continue
+        slopes.append((((y1 - y0) + (y2 - y3)) / 2 / length, length))
+    if not slopes:
+        return None
+    slopes.sort()
+    half, total = sum(w for _, w in slopes) / 2, 0.0
+    for slope, weight in slopes:
+        total += weight
+        if total >= half:
+            return slope
+    return slopes[-1][0]
+
+
 def visual_rows(boxes: Sequence[Box], *, skew: float | None = None) -> list[list[int]]:
     """Indices of `boxes` grouped into visual rows: rows top to bottom, each row left to right.
 
@@ -179,10 +208,11 @@ def _is_rule(text: str) -> bool:
 
 
 def text_lines(boxes: Sequence[Box], texts: Sequence[str], sources: Sequence[object] | None = None, *,
-               scanned: bool = True) -> list[list[int]]:
-    """Lines of words in reading order (rows top to bottom, runs left to right), as word indices."""
+               scanned: bool = True, skew: float | None = None) -> list[list[int]]:
+    """Lines of words in reading order (rows top to bottom, runs left to right), as word indices.
+    `skew`: the page's slope when the engine knows it (skew_of_quads), else estimated from the words."""
     lines: list[list[int]] = []
-    for row in visual_rows(boxes):
+    for row in visual_rows(boxes, skew=skew):
         lines += split_gutters(row, boxes, texts, sources, scanned=scanned)
     return lines
 

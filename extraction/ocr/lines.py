@@ -13,7 +13,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 
 from extraction.ocr.blocks import BBox, BlockType, OcrBlock
-from extraction.ocr.layout import Box, text_lines
+from extraction.ocr.layout import Box, skew_of_quads, text_lines
 
 
 @dataclass(frozen=True)
@@ -52,7 +52,7 @@ def build_page_lines(number: int, words: Sequence[EngineWord], *, engine_lines: 
     blocks = [page_block]
     word_ids = [""] * len(words)
     lines = text_lines([as_box(w.bbox) for w in words], [w.text for w in words], [w.line for w in words],
-                       scanned=scanned)
+                       scanned=scanned, skew=skew_of_quads([line.polygon for line in engine_lines]))
     if keep_engine_order:
         lines.sort(key=min)
     word_count = 0

@@ -193,3 +193,43 @@ def test_rows_after_a_split_band_are_renumbered():
     words_in_cells(cells, words)
     out = refine_rows(cells, bands + [(125, 140)], words)
     assert [(c.row, c.column_span) for c in out if c.column == 1] == [(1, 1), (3, 4)]
+
+
+def _tilted_rapid_lines(slope: float, *, gap: float = 150):
+    """RapidOCR-like lines of a two-column sheet turned by `slope`: each line a turned quadrilateral, its
+    words cut from the line's upright box (so the words of one line sit exactly level, as RapidOCR gives),
+    the runs of a row `gap` px apart, rows 36 px apart, text 30 px high."""
+    from extraction.ocr.rapid import _RawLine
+
+    lines = []
+    for r in range(6):
+        runs = ((["P" + "ABCDEF"[r]], 40), (["CERO", "UNO", str(r)], 40 + gap), ([f"00{r}"], 160 + 2 * gap),
+                (["Q" + "ABCDEF"[r]], 200 + 3 * gap), (["CERO", "DOS", str(r)], 200 + 4 * gap),
+                ([f"10{r}"], 320 + 5 * gap))
+        for texts, left in runs:
+            width = 40 * len(texts)
+            top = 300 + 36 * r + slope * left
+            quad = [(left, top), (left + width, top + slope * width), (left + width, top + slope * width + 30),
+                    (left, top + 30)]
+            lines.append(_RawLine(text=" ".join(texts), score=0.9, quad=quad, items=[]))
+    return lines
+
+
+def test_a_tilted_scan_reads_row_by_row_from_the_engines_turned_line_boxes():
+    # Turned 4 degrees: a row's right end sits 70 px (two row pitches) above its left end. The words alone
+    # (level within each line) do not show it across the wide gaps; the detector's quadrilaterals do.
+    from extraction.ocr.blocks import BlockType
+    from extraction.ocr.layout import skew_of_quads
+    from extraction.ocr.rapid import build_blocks
+
+    raw = _tilted_rapid_lines(-0.07)
+    assert skew_of_quads([line.quad for line in raw]) == pytest.approx(-0.07)
+    lines = [b.text for b in build_blocks(raw, 1, 1240, 1754) if b.type is BlockType.LINE]
+    assert lines == [text for r in range(6) for text in ("P" + "ABCDEF"[r], f"CERO UNO {r}", f"00{r}",
+                                                           "Q" + "ABCDEF"[r], f"CERO DOS {r}", f"10{r}")]
+
+
+def test_quadrilaterals_too_short_to_show_a_slope_give_none():
+    from extraction.ocr.layout import skew_of_quads
+
+    assert skew_of_quads([[(0, 0), (30, 2), (30, 22), (0, 20)], None]) is None
