@@ -32,8 +32,8 @@ from extraction.rules import (
     RuleContext,
     Violation,
     dates_in_text,
-    digit_word,
     digit_word_runs,
+    digit_words,
     fold,
     iter_fields,
     numbers_in_text,
@@ -358,7 +358,7 @@ def _token_kind(text: str) -> str:
     t = text.strip(".,;:()[]")
     if any(c.isdigit() for c in t):
         return "digits"
-    return "word" if t and digit_word(t) is not None else ""
+    return "word" if t and digit_words(t) is not None else ""
 
 
 _GROUP = re.compile(r"\d{3}(?:[.,]\d+)?[^\w]*")  # a thousands group: '234' or '234,56' (and a trailing sign)

@@ -438,13 +438,36 @@ def digit_word(token: str) -> int | None:
     return None
 
 
+def digit_words(token: str) -> list[int] | None:
+    """The digits a token spells: one digit word ('CINC0' too), or up to three run together where the OCR
+    lost the space between them ('CUATROOCHO' -> [4, 8]; each part then exactly a digit word)."""
+    d = digit_word(token)
+    if d is not None:
+        return [d]
+    word = fold(token).strip(".,;:")
+    return _joined_digit_words(word, parts=3) if word.isalpha() else None
+
+
+def _joined_digit_words(word: str, *, parts: int) -> list[int] | None:
+    if word in DIGIT_WORD_VALUES:
+        return [DIGIT_WORD_VALUES[word]]
+    if parts < 2:
+        return None
+    for i in range(2, len(word) - 1):
+        if word[:i] in DIGIT_WORD_VALUES:
+            rest = _joined_digit_words(word[i:], parts=parts - 1)
+            if rest is not None:
+                return [DIGIT_WORD_VALUES[word[:i]], *rest]
+    return None
+
+
 def parse_digit_words(text: str) -> int | None:
     """'CERO CERO CINCO SEIS' -> 56; None when any token is not a digit word or there is none."""
     tokens = re.split(r"[\s,;/\-]+", text.strip())
-    digits = [digit_word(t) for t in tokens if t]
+    digits = [digit_words(t) for t in tokens if t]
     if not digits or any(d is None for d in digits):
         return None
-    return int("".join(str(d) for d in digits))
+    return int("".join(str(d) for ds in digits for d in ds))  # type: ignore[union-attr]
 
 
 def digit_word_runs(text: str) -> list[int]:
@@ -452,13 +475,13 @@ def digit_word_runs(text: str) -> list[int]:
     runs: list[int] = []
     current: list[int] = []
     for token in re.split(r"[\s,;/]+", text):
-        d = digit_word(token) if token and not token[0].isdigit() else None  # "0" is a numeral, not a word
+        d = digit_words(token) if token and not token[0].isdigit() else None  # "0" is a numeral, not a word
         if d is None:
             if current:
                 runs.append(int("".join(map(str, current))))
             current = []
         else:
-            current.append(d)
+            current += d
     if current:
         runs.append(int("".join(map(str, current))))
     return runs

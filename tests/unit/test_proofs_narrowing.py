@@ -103,3 +103,14 @@ def test_a_name_that_wraps_over_two_rows_of_a_cell_is_judged_on_the_whole_cell()
 
 def test_the_acta_type_narrows_with_digit_words():
     assert get_doctype("acta").word_numbers
+
+
+def test_digit_words_the_ocr_ran_together_still_show_their_number_and_no_other():
+    # A scan's OCR lost the space between two digit words ("CUATROOCHO CUATRO" for CUATRO OCHO CUATRO).
+    text = "CUATROOCHO CUATRO"
+    line = OcrBlock(id="l", type=BlockType.LINE, page=1, text=text, bbox=BBox(0.5, 0.3, 0.3, ROW_H), order=1)
+    blocks = [line, word("w0", "CUATROOCHO", 0.5, 0.3, "l", 2), word("w1", "CUATRO", 0.6, 0.3, "l", 3)]
+    prompt = PromptDocument(text="", line_ids={1: "l"})
+    proof = [{"type": "LINE", "id": 1}]
+    assert grounded("CUATRO OCHO CUATRO", proof, prompt, blocks) and grounded(484, proof, prompt, blocks)
+    assert not grounded("CUATRO CINCO CUATRO", proof, prompt, blocks) and not grounded(48, proof, prompt, blocks)
