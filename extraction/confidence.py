@@ -17,8 +17,9 @@ from typing import Any
 import numpy as np
 
 from extraction.confidence_signals import FEATURES, FieldSignals
+from extraction.rules import Violation
 
-__all__ = ["MIN_LABELS", "PRIOR", "ConfidenceModel", "fit", "prior_model"]
+__all__ = ["MIN_LABELS", "PRIOR", "SUSPICIOUS_CODE", "ConfidenceModel", "fit", "prior_model", "suspicious_pass"]
 
 # Fewer reviewed fields (or fewer of either outcome) than this and the prior stays: a fit on a handful of
 # labels would say more about those few documents than about the type.
@@ -138,3 +139,22 @@ def fit(rows: Sequence[FieldSignals | dict[str, float]], labels: Sequence[int], 
             break
     return ConfidenceModel(bias=float(w[0]), weights={n: float(v) for n, v in zip(FEATURES, w[1:], strict=True)},
                            source="fitted", labels=len(labels))
+
+
+SUSPICIOUS_CODE = "suspicious_pass"
+
+
+def suspicious_pass(confidences: dict[str, float | None], *, threshold: float | None,
+                    labels: dict[str, str] | None = None) -> Violation | None:
+    """For an answer that passes every rule: a `suspicious_pass` naming its least confident field when that
+    field is under `threshold` (None: no routing), so people look at what no rule could express."""
+    scored = {path: c for path, c in confidences.items() if c is not None}
+    if threshold is None or not scored:
+        return None
+    path = min(scored, key=lambda p: (scored[p], p))
+    if scored[path] >= threshold:
+        return None
+    label = (labels or {}).get(path, path)
+    return Violation(code=SUSPICIOUS_CODE, fields=(path,), expected=f">= {threshold:.3f}", found=round(scored[path], 4),
+                     message=f"Every rule passes, but {label} is only {scored[path]:.0%} sure "
+                             f"(documents under {threshold:.0%} go to review).")

@@ -337,3 +337,22 @@ class ConfidenceModel(models.Model):
 
     def __str__(self) -> str:
         return f"{self.doctype} confidence v{self.version}"
+
+
+class SuspiciousPassThreshold(models.Model):
+    """A document of the type that passes every rule but whose least confident field is under `threshold` goes
+    to the reviewers (a suspicious pass). Chosen by a supervisor from the measured review load against
+    estimated false passes; without a row no pass is routed."""
+
+    doctype = models.CharField(max_length=40, unique=True)
+    threshold = models.FloatField()
+    chosen_by = models.ForeignKey(conf.AUTH_USER_MODEL, null=True, blank=True, on_delete=models.SET_NULL,
+                                  related_name="+")
+    chosen_at = models.DateTimeField(auto_now=True)
+
+    class Meta:
+        constraints = [models.CheckConstraint(condition=Q(threshold__gte=0) & Q(threshold__lte=1),
+                                              name="suspiciouspass_threshold_0_1")]
+
+    def __str__(self) -> str:
+        return f"{self.doctype}: route passes under {self.threshold:.3f}"

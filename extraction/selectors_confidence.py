@@ -9,7 +9,7 @@ from dataclasses import dataclass
 from extraction.confidence import ConfidenceModel as Scorer
 from extraction.confidence import prior_model
 from extraction.confidence_signals import field_kind
-from extraction.models import ConfidenceModel, Extraction, FieldValue
+from extraction.models import ConfidenceModel, Extraction, FieldValue, SuspiciousPassThreshold
 from extraction.states import ReviewStatus
 
 _RECENT_LABELS = 20_000  # the newest judged fields are enough to estimate a rate or fit a dozen weights
@@ -88,3 +88,8 @@ def corrected_rates(*, doctype: str) -> dict[str, float]:
         seen[kind] += 1
         changed[kind] += value != model_value
     return {kind: changed[kind] / n for kind, n in seen.items()}
+
+
+def suspicious_threshold(*, doctype: str) -> float | None:
+    """The type's chosen suspicious-pass threshold; None when none was chosen (no pass is routed)."""
+    return SuspiciousPassThreshold.objects.filter(doctype=doctype).values_list("threshold", flat=True).first()

@@ -104,3 +104,33 @@ def test_a_refit_measured_against_a_version_that_was_replaced_meanwhile_is_refus
     with pytest.raises(ValueError, match="refit again"):
         confidence_model_save(refit=second)
     assert ConfidenceModel.objects.count() == 1
+
+
+def test_a_pass_whose_least_confident_field_is_under_the_chosen_threshold_goes_to_the_reviewers(llm_env, tmp_path):
+    from extraction.selectors import queue_documents_open
+    from extraction.services.confidence import suspicious_threshold_set
+
+    acta, path = acta_pdf(tmp_path, seed=5)
+    llm_env.always(model(acta.printed))
+    suspicious_threshold_set(doctype="acta", threshold=0.999)  # above what any field of a clean sheet gets
+    doc = process(path)
+    extraction = Extraction.objects.get(document=doc)
+    assert doc.status == "flagged" and extraction.stop_reason == "passed"
+    [violation] = extraction.violations.all()
+    scores = dict(FieldValue.objects.filter(extraction=extraction).values_list("path", "field_confidence"))
+    assert violation.code == "suspicious_pass" and scores[violation.fields[0]] == min(scores.values())
+    assert doc in queue_documents_open()
+
+
+def test_without_a_chosen_threshold_or_above_it_a_pass_stays_a_pass(llm_env, tmp_path):
+    from extraction.services.confidence import suspicious_threshold_set
+
+    acta, path = acta_pdf(tmp_path, seed=5)
+    llm_env.always(model(acta.printed))
+    assert process(path).status == "passed"
+    suspicious_threshold_set(doctype="acta", threshold=0.2)
+    acta, path = acta_pdf(tmp_path, seed=6)
+    llm_env.always(model(acta.printed))
+    assert process(path).status == "passed"
+    with pytest.raises(ValueError):
+        suspicious_threshold_set(doctype="acta", threshold=1.5)

@@ -15,11 +15,18 @@ from django.db import transaction
 
 from extraction.calibration import auroc, brier, ece
 from extraction.confidence import ConfidenceModel as Scorer
-from extraction.confidence import enough_labels, fit
+from extraction.confidence import enough_labels, fit, suspicious_pass
 from extraction.confidence_signals import field_signals
-from extraction.models import ConfidenceModel, Extraction, FieldValue
+from extraction.models import ConfidenceModel, Extraction, FieldValue, SuspiciousPassThreshold
+from extraction.models import Violation as ViolationRow
 from extraction.rules import RuleContext, Violation
-from extraction.selectors_confidence import Label, confidence_labels, confidence_model_current, corrected_rates
+from extraction.selectors_confidence import (
+    Label,
+    confidence_labels,
+    confidence_model_current,
+    corrected_rates,
+    suspicious_threshold,
+)
 
 HOLD_OUT = 0.25  # the share of judged documents kept back to measure old and new models on
 
@@ -29,18 +36,43 @@ class NotEnoughLabels(Exception):
 
 
 def fieldconfidence_save(*, extraction: Extraction, answer: dict, violations: Sequence[Violation], ctx: RuleContext,
-                         settled: frozenset = frozenset(), round_answers: Sequence[Any] = ()) -> int:
-    """Score every field of the extraction with its type's current model; returns the model version used."""
+                         settled: frozenset = frozenset(), round_answers: Sequence[Any] = ()) -> dict[str, float]:
+    """Score every field of the extraction with its type's current model; returns the scores by path."""
     version, model = confidence_model_current(doctype=extraction.doctype)
     signals = field_signals(answer=answer, violations=violations, ctx=ctx, settled=settled,
                             round_answers=round_answers, corrected_rates=corrected_rates(doctype=extraction.doctype))
+    scores = {}
     for fv in FieldValue.objects.filter(extraction=extraction).only("id", "path"):
         found = signals.get(fv.path)
         if found is None:
             continue
-        FieldValue.objects.filter(pk=fv.pk).update(field_confidence=model.predict(found), signals=found.values,
+        scores[fv.path] = model.predict(found)
+        FieldValue.objects.filter(pk=fv.pk).update(field_confidence=scores[fv.path], signals=found.values,
                                                    confidence_version=version)
-    return version
+    return scores
+
+
+def suspicious_pass_check(*, extraction: Extraction, scores: dict[str, float]) -> bool:
+    """For an extraction that passed every rule: store a `suspicious_pass` violation when its least confident
+    field is under the type's chosen threshold. True when the document must go to review."""
+    found = suspicious_pass(scores, threshold=suspicious_threshold(doctype=extraction.doctype))
+    if found is None:
+        return False
+    ViolationRow.objects.create(extraction=extraction, code=found.code, message=found.message,
+                                fields=list(found.fields), expected=found.expected, found=found.found)
+    return True
+
+
+def suspicious_threshold_set(*, doctype: str, threshold: float | None, user=None) -> None:
+    """Choose the type's suspicious-pass threshold (None: route no passes). Applies to extractions that finish
+    from now on."""
+    if threshold is None:
+        SuspiciousPassThreshold.objects.filter(doctype=doctype).delete()
+        return
+    if not 0 <= threshold <= 1:
+        raise ValueError(f"a threshold is a confidence in [0, 1], got {threshold}")
+    SuspiciousPassThreshold.objects.update_or_create(doctype=doctype,
+                                                     defaults={"threshold": threshold, "chosen_by": user})
 
 
 def _held_back(document_id: int) -> bool:

@@ -133,3 +133,13 @@ def test_a_model_round_trips_through_json():
 def test_fitting_refuses_mismatched_labels():
     with pytest.raises(ValueError):
         fit([{}], [1, 0])
+
+
+def test_a_pass_whose_least_confident_field_is_under_the_threshold_is_suspicious():
+    from extraction.confidence import suspicious_pass
+
+    found = suspicious_pass({"a": 0.99, "b": 0.4, "c": None}, threshold=0.5, labels={"b": "Total"})
+    assert found is not None and found.code == "suspicious_pass" and found.fields == ("b",)
+    assert "Total is only 40% sure" in found.message
+    assert suspicious_pass({"a": 0.99, "b": 0.6}, threshold=0.5) is None
+    assert suspicious_pass({"b": 0.1}, threshold=None) is None
