@@ -34,7 +34,7 @@ class Label:
     source: str  # review or audit
 
 
-def _latest_extractions(doctype: str) -> dict[int, int]:
+def latest_extractions(doctype: str) -> dict[int, int]:
     """Per document of the type, its newest extraction that produced fields."""
     out: dict[int, int] = {}
     rows = (Extraction.objects.filter(doctype=doctype, answer__isnull=False)
@@ -50,7 +50,7 @@ def confidence_labels(*, doctype: str) -> list[Label]:
     judged both ways. Only fields that were scored (their signals stored) count."""
     from reviewer.models import AuditItem
 
-    latest = _latest_extractions(doctype)
+    latest = latest_extractions(doctype)
     audited: dict[int, set[str]] = {}
     for extraction_id, verdict, wrong in AuditItem.objects.filter(
             extraction_id__in=latest.values()).exclude(verdict=AuditItem.Verdict.PENDING).values_list(
