@@ -12,6 +12,7 @@ from extraction.confidence_signals import field_kind
 from extraction.models import ConfidenceModel, Extraction, FieldValue, SuspiciousPassThreshold
 from extraction.states import ReviewStatus
 
+_REVIEWED = [ReviewStatus.VERIFIED.value, ReviewStatus.CORRECTED.value]
 _RECENT_LABELS = 20_000  # the newest judged fields are enough to estimate a rate or fit a dozen weights
 
 
@@ -75,8 +76,24 @@ def confidence_labels(*, doctype: str) -> list[Label]:
     return labels
 
 
+_RATES_SECONDS = 300  # every finished extraction asks; the rates move slowly, so they are kept a while
+
+
 def corrected_rates(*, doctype: str) -> dict[str, float]:
-    """Per field kind (`rows[].votes`), the share of reviewed fields whose value people changed."""
+    """Per field kind (`rows[].votes`), the share of reviewed fields whose value people changed (cached)."""
+    from django.core.cache import cache
+    from django.db.models import Max
+
+    from extraction.models import Document, ReviewEvent
+
+    # keyed by how far reviewing has got, so a new decision is counted at once
+    reviewed = Document.objects.filter(batch__doctype=doctype, review_status__in=_REVIEWED).count()
+    last_event = ReviewEvent.objects.aggregate(last=Max("id"))["last"] or 0
+    return cache.get_or_set(f"confidence-corrected-rates:{doctype}:{reviewed}:{last_event}",
+                            lambda: _corrected_rates(doctype), _RATES_SECONDS)
+
+
+def _corrected_rates(doctype: str) -> dict[str, float]:
     seen: Counter = Counter()
     changed: Counter = Counter()
     rows = (FieldValue.objects.filter(

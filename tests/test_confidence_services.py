@@ -134,3 +134,17 @@ def test_without_a_chosen_threshold_or_above_it_a_pass_stays_a_pass(llm_env, tmp
     assert process(path).status == "passed"
     with pytest.raises(ValueError):
         suspicious_threshold_set(doctype="acta", threshold=1.5)
+
+
+def test_correction_rates_per_field_kind_follow_new_reviews_at_once():
+    from extraction.selectors_confidence import corrected_rates
+    from tests.dashboard_data import make_batch, make_doc
+
+    batch = make_batch()
+    first = make_doc(batch, review_status="verified")
+    assert corrected_rates(doctype="acta")["rows[].votes"] == 0
+    second = make_doc(batch, review_status="corrected")
+    FieldValue.objects.filter(extraction__document=second, path="rows[0].votes").update(value=-1)
+    rates = corrected_rates(doctype="acta")
+    rows = FieldValue.objects.filter(extraction__document__in=[first, second], path__endswith="].votes").count()
+    assert rates["rows[].votes"] == pytest.approx(1 / rows) and rates["acta_id"] == 0

@@ -41,14 +41,15 @@ def fieldconfidence_save(*, extraction: Extraction, answer: dict, violations: Se
     version, model = confidence_model_current(doctype=extraction.doctype)
     signals = field_signals(answer=answer, violations=violations, ctx=ctx, settled=settled,
                             round_answers=round_answers, corrected_rates=corrected_rates(doctype=extraction.doctype))
-    scores = {}
+    scores, rows = {}, []
     for fv in FieldValue.objects.filter(extraction=extraction).only("id", "path"):
         found = signals.get(fv.path)
         if found is None:
             continue
-        scores[fv.path] = model.predict(found)
-        FieldValue.objects.filter(pk=fv.pk).update(field_confidence=scores[fv.path], signals=found.values,
-                                                   confidence_version=version)
+        scores[fv.path] = fv.field_confidence = model.predict(found)
+        fv.signals, fv.confidence_version = found.values, version
+        rows.append(fv)
+    FieldValue.objects.bulk_update(rows, ["field_confidence", "signals", "confidence_version"], batch_size=500)
     return scores
 
 
