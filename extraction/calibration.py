@@ -4,14 +4,13 @@ suspicious-pass threshold costs against the false passes it catches."""
 
 from __future__ import annotations
 
-import math
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 
-__all__ = ["ThresholdPoint", "auroc", "brier", "ece", "reliability_bins", "sample_size_for_width",
-           "threshold_curve", "wilson"]
+from extraction.stats import Z95, draw_sample, wilson_interval
 
-Z95 = 1.959963984540054
+__all__ = ["ThresholdPoint", "auroc", "brier", "ece", "reliability_bins", "sample_size_for_width",
+           "stratified_draw", "threshold_curve", "wilson"]
 
 
 def auroc(scores: Sequence[float], labels: Sequence[int]) -> float | None:
@@ -74,13 +73,14 @@ def ece(scores: Sequence[float], labels: Sequence[int], *, bins: int = 10) -> fl
 
 def wilson(successes: int, n: int, *, z: float = Z95) -> tuple[float, float]:
     """The Wilson score interval of a proportion (95% by default); (0, 1) when nothing was sampled."""
-    if n <= 0:
-        return (0.0, 1.0)
-    p = successes / n
-    denom = 1 + z * z / n
-    centre = (p + z * z / (2 * n)) / denom
-    half = z * math.sqrt(p * (1 - p) / n + z * z / (4 * n * n)) / denom
-    return (max(0.0, centre - half), min(1.0, centre + half))
+    return wilson_interval(successes, n, z)
+
+
+def stratified_draw(strata: Mapping[str, Sequence[int]], *, per_stratum: int, seed: int) -> dict[str, list[int]]:
+    """Up to `per_stratum` ids of each stratum, chosen by the seed (extraction.stats.draw_sample: the same
+    seed over the same ids gives the same sample anywhere), so every field kind or confidence band gets its
+    own estimate instead of the commonest drowning the rest."""
+    return {name: draw_sample(ids, min(per_stratum, len(set(ids))), seed) for name, ids in sorted(strata.items())}
 
 
 def sample_size_for_width(successes: int, n: int, *, width: float, z: float = Z95, limit: int = 1_000_000) -> int:

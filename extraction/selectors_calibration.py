@@ -106,3 +106,32 @@ def judge_agreement(*, doctype: str) -> dict[str, Any] | None:
     n = counts["documents"]
     low, high = wilson(counts["agree"], n)
     return {**counts, "rate": counts["agree"] / n if n else None, "low": low, "high": high}
+
+
+BANDS = ((0.0, 0.5), (0.5, 0.9), (0.9, 0.99), (0.99, 1.0001))
+
+
+def audit_by_band(*, doctype: str) -> list[dict[str, Any]]:
+    """Passed documents by the band of their least sure field: how many, how many a supervisor audited, how
+    many of those were wrong, and the false-pass rate with its Wilson interval per band (audits stratified
+    by confidence: the bands a threshold would route or leave)."""
+    from reviewer.models import AuditItem
+
+    latest = latest_extractions(doctype)
+    passed = Document.objects.filter(id__in=latest, status=Status.PASSED.value).values_list("id", flat=True)
+    lowest: dict[int, float] = {}
+    for extraction_id, confidence in FieldValue.objects.filter(
+            extraction_id__in=[latest[d] for d in passed], field_confidence__isnull=False).values_list(
+            "extraction_id", "field_confidence"):
+        lowest[extraction_id] = min(confidence, lowest.get(extraction_id, 1.0))
+    verdicts = dict(AuditItem.objects.filter(extraction_id__in=lowest).exclude(
+        verdict=AuditItem.Verdict.PENDING).values_list("extraction_id", "verdict"))
+    out = []
+    for low, high in BANDS:
+        members = [e for e, c in lowest.items() if low <= c < high]
+        audited = [e for e in members if e in verdicts]
+        wrong = sum(1 for e in audited if verdicts[e] == AuditItem.Verdict.DISAGREE)
+        lo, hi = wilson(wrong, len(audited))
+        out.append({"low": low, "high": min(high, 1.0), "passed": len(members), "audited": len(audited),
+                    "wrong": wrong, "rate": wrong / len(audited) if audited else None, "ci_low": lo, "ci_high": hi})
+    return out

@@ -136,3 +136,23 @@ def test_a_refit_from_the_page_is_shown_old_against_new_and_stored_only_when_con
 def test_a_refit_without_enough_labels_says_so(client_as):
     response = client_as("admin").post(reverse("confidence_refit", args=["acta"]), follow=True)
     assert "prior stays" in response.content.decode() and not ConfidenceModel.objects.exists()
+
+
+def test_audited_passes_are_estimated_per_band_of_their_least_sure_field(client_as):
+    from extraction.selectors_calibration import audit_by_band
+
+    batch = make_batch()
+    sample = AuditSample.objects.create(batch=batch, seed=1, requested_kind="count", requested_value=3,
+                                        population=3, size=3)
+    for k, (score, verdict) in enumerate([(0.3, "disagree"), (0.3, "agree"), (0.995, "agree")]):
+        doc = make_doc(batch)
+        _scored(doc, low={"null_votes": score})
+        AuditItem.objects.create(sample=sample, document=doc, extraction=doc.extractions.get(), position=k,
+                                 verdict=verdict, note="wrong" if verdict == "disagree" else "")
+    _scored(make_doc(batch), low={"null_votes": 0.95})  # passed, not audited
+    bands = {b["low"]: b for b in audit_by_band(doctype="acta")}
+    assert (bands[0.0]["passed"], bands[0.0]["audited"], bands[0.0]["wrong"], bands[0.0]["rate"]) == (2, 2, 1, 0.5)
+    assert (bands[0.9]["passed"], bands[0.9]["audited"], bands[0.9]["rate"]) == (1, 0, None)
+    assert (bands[0.99]["audited"], bands[0.99]["wrong"]) == (1, 0) and bands[0.99]["ci_high"] < 1
+    html = client_as("supervisor").get(reverse("confidence_page", args=["acta"])).content.decode()
+    assert 'id="bands"' in html and "0.500 (" in html

@@ -13,7 +13,12 @@ from django.views.decorators.http import require_POST
 from extraction import charts
 from extraction.doctypes.registry import DOCTYPE_CHOICES, UnknownDocumentType, get_doctype
 from extraction.models import ConfidenceModel
-from extraction.selectors_calibration import calibration_summary, judge_agreement, threshold_curve_estimate
+from extraction.selectors_calibration import (
+    audit_by_band,
+    calibration_summary,
+    judge_agreement,
+    threshold_curve_estimate,
+)
 from extraction.selectors_confidence import suspicious_threshold
 from extraction.services.confidence import (
     NotEnoughLabels,
@@ -51,7 +56,7 @@ def _context(doctype, width: float) -> dict:
             bins, title=f"Reliability of field confidence ({doctype.name})")),
         "versions": ConfidenceModel.objects.filter(doctype=doctype.name).select_related("created_by")[:10],
         "curve": threshold_curve_estimate(doctype=doctype.name),
-        "threshold": suspicious_threshold(doctype=doctype.name),
+        "threshold": suspicious_threshold(doctype=doctype.name), "bands": audit_by_band(doctype=doctype.name),
         "judge": judge_agreement(doctype=doctype.name) if doctype.rubric else None,
     }
 

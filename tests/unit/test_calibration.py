@@ -56,3 +56,14 @@ def test_the_threshold_curve_counts_review_load_against_false_passes_caught():
     low, high = threshold_curve(docs, [0.5, 0.99])
     assert (low.routed, low.caught, low.missed) == (1, 1, 1)
     assert (high.routed, high.caught, high.missed) == (4, 2, 0)
+
+
+def test_a_stratified_draw_takes_up_to_so_many_of_each_stratum_the_same_way_every_time():
+    from extraction.calibration import stratified_draw
+
+    strata = {"rows[].votes": list(range(100)), "acta_id": [500, 501], "total_votes": []}
+    drawn = stratified_draw(strata, per_stratum=5, seed=7)
+    assert [len(drawn[k]) for k in ("acta_id", "rows[].votes", "total_votes")] == [2, 5, 0]
+    assert set(drawn["rows[].votes"]) <= set(range(100))
+    assert drawn == stratified_draw({k: list(reversed(v)) for k, v in strata.items()}, per_stratum=5, seed=7)
+    assert drawn != stratified_draw(strata, per_stratum=5, seed=8)
