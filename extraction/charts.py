@@ -135,3 +135,40 @@ def interval_chart(*, estimate: float | None, low: float, high: float, title: st
         parts.append(f'<rect x="{x(estimate) - 1.5:.1f}" y="{y - 9}" width="3" height="18" fill="{PALETTE["bad"]}"/>')
     parts.append("</svg>")
     return "".join(parts)
+
+
+def reliability_chart(bins: Sequence[tuple[float, float, int, float | None, float | None]], *, title: str,
+                      size: int = 300) -> str:
+    """A reliability diagram: per confidence bin (low, high, count, mean confidence, share right), a bar up
+    to the share right; the diagonal is perfect calibration. Empty bins draw nothing."""
+    pad, plot = 36, size - 48
+
+    def x(p: float) -> float:
+        return pad + p * plot
+
+    def y(p: float) -> float:
+        return 8 + (1 - p) * plot
+
+    parts = [
+        f'<svg xmlns="http://www.w3.org/2000/svg" class="chart" role="img" width="{size}" height="{size}" '
+        f'viewBox="0 0 {size} {size}" aria-label="{_text(title)}" {_FONT}>',
+        f"<title>{_text(title)}</title>",
+        f'<rect x="{pad}" y="8" width="{plot}" height="{plot}" fill="none" stroke="#9ca3af"/>',
+        f'<line x1="{x(0):.1f}" y1="{y(0):.1f}" x2="{x(1):.1f}" y2="{y(1):.1f}" stroke="#9ca3af" '
+        f'stroke-dasharray="4 3"/>',
+    ]
+    for tick in (0, 0.5, 1):
+        parts.append(f'<text x="{x(tick):.1f}" y="{size - 22}" text-anchor="middle" fill="#6b7280">'
+                     f'{int(tick * 100)} %</text>'
+                     f'<text x="{pad - 4}" y="{y(tick) + 4:.1f}" text-anchor="end" fill="#6b7280">{int(tick * 100)} %</text>')
+    parts.append(f'<text x="{x(0.5):.1f}" y="{size - 6}" text-anchor="middle" fill="#6b7280">confidence</text>')
+    for low, high, count, mean, right in bins:
+        if not count or right is None:
+            continue
+        left, width = x(low) + 1, max(1.0, (high - low) * plot - 2)
+        parts.append(f'<g><title>{_text(f"{low:.0%}-{high:.0%}: {count} fields, {right:.0%} right")}</title>'
+                     f'<rect x="{left:.1f}" y="{y(right):.1f}" width="{width:.1f}" height="{y(0) - y(right):.1f}" '
+                     f'fill="{PALETTE["bar"]}" fill-opacity="0.6"/>'
+                     f'<circle cx="{x(mean or 0):.1f}" cy="{y(right):.1f}" r="3" fill="{PALETTE["bad"]}"/></g>')
+    parts.append("</svg>")
+    return "".join(parts)

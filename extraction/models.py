@@ -240,8 +240,13 @@ class FieldValue(models.Model):
     value = models.JSONField(null=True, blank=True)
     model_value = models.JSONField(null=True, blank=True)  # what the model (or reader) said
     proofs = models.JSONField(default=list, blank=True)  # [{block, page, bbox, method, score}]
-    confidence = models.FloatField(null=True, blank=True)
+    confidence = models.FloatField(null=True, blank=True)  # the lowest OCR confidence of the cited words
     corrected = models.BooleanField(default=False)
+    # How far the value can be trusted, in [0, 1] (extraction/confidence.py), from `signals`, by the
+    # document type's confidence model of `confidence_version` (0: the documented prior).
+    field_confidence = models.FloatField(null=True, blank=True)
+    signals = models.JSONField(default=dict, blank=True)
+    confidence_version = models.PositiveIntegerField(null=True, blank=True)
 
     class Meta:
         ordering = ["extraction", "position"]
@@ -307,3 +312,47 @@ class ReviewEvent(models.Model):
 
     def __str__(self) -> str:
         return f"{self.kind} on document {self.document_id}"
+
+
+class ConfidenceModel(models.Model):
+    """One version of a document type's field confidence model; the newest version is the one in use.
+
+    Versions are only added (extraction/services/confidence.py, `refit_confidence`), never changed, so a
+    field's confidence always names the model that gave it.
+    """
+
+    doctype = models.CharField(max_length=40)
+    version = models.PositiveIntegerField()
+    params = models.JSONField()  # extraction.confidence.ConfidenceModel.to_json()
+    metrics = models.JSONField(default=dict, blank=True)  # measured on held-back labels, old and new
+    labels = models.PositiveIntegerField(default=0)
+    note = models.TextField(blank=True)
+    created_by = models.ForeignKey(conf.AUTH_USER_MODEL, null=True, blank=True, on_delete=models.SET_NULL,
+                                   related_name="+")
+    created_at = models.DateTimeField(auto_now_add=True)
+
+    class Meta:
+        ordering = ["doctype", "-version"]
+        constraints = [models.UniqueConstraint(fields=["doctype", "version"], name="confidencemodel_unique_version")]
+
+    def __str__(self) -> str:
+        return f"{self.doctype} confidence v{self.version}"
+
+
+class SuspiciousPassThreshold(models.Model):
+    """A document of the type that passes every rule but whose least confident field is under `threshold` goes
+    to the reviewers (a suspicious pass). Chosen by a supervisor from the measured review load against
+    estimated false passes; without a row no pass is routed."""
+
+    doctype = models.CharField(max_length=40, unique=True)
+    threshold = models.FloatField()
+    chosen_by = models.ForeignKey(conf.AUTH_USER_MODEL, null=True, blank=True, on_delete=models.SET_NULL,
+                                  related_name="+")
+    chosen_at = models.DateTimeField(auto_now=True)
+
+    class Meta:
+        constraints = [models.CheckConstraint(condition=Q(threshold__gte=0) & Q(threshold__lte=1),
+                                              name="suspiciouspass_threshold_0_1")]
+
+    def __str__(self) -> str:
+        return f"{self.doctype}: route passes under {self.threshold:.3f}"

@@ -74,6 +74,7 @@ RULE_LABELS = {
     "fraction_parse": "A share cannot be read",
     "fraction_range": "A share is out of range",
     "fractions_sum": "The shares do not add up to 100 %",
+    "suspicious_pass": "Every rule passes, but a field is hardly trusted",
 }
 
 

@@ -43,7 +43,7 @@ def env_int(name: str, default: int, *, minimum: int | None = None, maximum: int
     return value
 
 
-def env_float(name: str, default: float, *, minimum: float | None = None) -> float:
+def env_float(name: str, default: float, *, minimum: float | None = None, maximum: float | None = None) -> float:
     raw = os.environ.get(name)
     if raw is None or raw.strip() == "":
         return default
@@ -53,6 +53,8 @@ def env_float(name: str, default: float, *, minimum: float | None = None) -> flo
         raise ImproperlyConfigured(f"{name}={raw!r} is not a number") from None
     if minimum is not None and value < minimum:
         raise ImproperlyConfigured(f"{name}={value} is below the minimum of {minimum}")
+    if maximum is not None and value > maximum:
+        raise ImproperlyConfigured(f"{name}={value} is above the maximum of {maximum}")
     return value
 
 

@@ -224,6 +224,8 @@ CLAIM_TTL_MINUTES = env_int("CLAIM_TTL_MINUTES", 30, minimum=1)
 # The currency of LLM_PRICE_INPUT / LLM_PRICE_OUTPUT, shown with every cost.
 LLM_PRICE_CURRENCY = env_str("LLM_PRICE_CURRENCY", "USD") or "USD"
 DESK_POLL_SECONDS = env_int("DESK_POLL_SECONDS", 10, minimum=1, maximum=300)  # presence and stale-page checks
+# Fields whose confidence is under this are marked on the desk and listed least sure first.
+DESK_LOW_CONFIDENCE = env_float("DESK_LOW_CONFIDENCE", 0.8, minimum=0.0, maximum=1.0)
 
 # Content-Security-Policy on every response (django-csp): scripts, styles, images and requests from this
 # origin only; no inline script or style, no eval (htmx is configured without it in base.html), no

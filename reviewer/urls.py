@@ -26,3 +26,6 @@ urlpatterns += [path("", include("reviewer.urls_desk"))]
 
 # Supervisor audit, batch dashboards, re-runs and exports (issue 6) live in their own module.
 urlpatterns += [path("", include("reviewer.urls_audit"))]
+
+# Field confidence, its calibration and the suspicious-pass threshold (issue 15).
+urlpatterns += [path("", include("reviewer.urls_confidence"))]

@@ -388,3 +388,25 @@ def test_the_presence_poll_costs_a_constant_number_of_queries(client_as, acta, d
     with django_assert_max_num_queries(8):
         response = client.get(url, {"version": acta.document.version}, **HTMX)
     assert "Nobody else has this document open." in response.content.decode()
+
+
+# --- confidence ----------------------------------------------------------------------------------------
+
+
+def test_the_desk_marks_fields_under_the_bar_and_lists_them_least_sure_first(client_as, settings):
+    settings.DESK_LOW_CONFIDENCE = 0.8
+    acta = flagged_acta(seed=61)
+    scores = {"rows[2].votes": 0.42, "null_votes": 0.1, "rows[5].votes_words": 0.79, "acta_id": 0.95}
+    for path, score in scores.items():
+        FieldValue.objects.filter(extraction=acta.extraction, path=path).update(field_confidence=score)
+    html = client_as("reviewer").get(reverse("desk_document", args=[acta.document.id])).content.decode()
+    listed = re.findall(r'class="unsure-field" href="[^"]*" data-path="([^"]+)"', html)
+    assert listed == ["null_votes", "rows[2].votes", "rows[5].votes_words"]  # the 95% code is not listed
+    assert "42% sure" in html and "10% sure" in html and "95% sure" not in html
+    assert html.count('class="cell unsure"') + html.count('class="cell flagged unsure"') == 3
+
+
+def test_a_desk_without_confidences_lists_no_least_sure_fields(client_as):
+    acta = flagged_acta(seed=62)
+    html = client_as("reviewer").get(reverse("desk_document", args=[acta.document.id])).content.decode()
+    assert "Least sure fields" not in html and "unsure" not in html

@@ -92,6 +92,19 @@ def test_the_csv_export_has_one_row_per_field_with_the_same_values_and_page_boxe
     assert votes["value"] == str(get_value(flagged.extraction.answer, "rows[0].votes"))
 
 
+def test_both_exports_carry_each_fields_confidence(client_as, reviewed):
+    batch, flagged, _, path = reviewed
+    FieldValue.objects.filter(extraction=flagged.extraction, path=path).update(field_confidence=0.123456,
+                                                                             confidence_version=2)
+    data = _json(client_as("admin"), "batch_export_values_json", batch)
+    mine = next(d for d in data["documents"] if d["document_id"] == flagged.document.id)
+    field = next(f for f in mine["fields"] if f["path"] == path)
+    assert (field["confidence"], field["confidence_version"]) == (0.1235, 2)
+    rows = _csv(client_as("admin"), "batch_export_values_csv", batch)
+    row = next(r for r in rows if r["document_id"] == str(flagged.document.id) and r["field"] == path)
+    assert row["confidence"] == "0.1235"
+
+
 def test_a_document_without_an_extraction_still_has_a_row(client_as, db):
     batch = make_batch("bare")
     make_doc(batch, status="failed", extraction=False)

@@ -110,6 +110,9 @@ def test_extract_with_a_model_prints_rounds_proofs_violations_usage_and_what_dif
             assert_box_on_row(batch, r["party"], int(block_id), box)
             checked += 1
     assert checked >= 38
+    # each field says how far it can be trusted; the misread count least of all
+    sure = {m[0]: float(m[1]) for m in re.findall(r"\n    (\S+) = .*?\(confidence ([0-9.]+)\)", text)}
+    assert len(sure) >= 80 and min(sure, key=sure.get) in (f"rows[{row}].votes", f"rows[{row}].votes_words")
 
 
 def test_extract_refuses_a_missing_file(tmp_path):
@@ -133,3 +136,4 @@ def test_extract_with_the_template_reader_cites_rows_that_pdf_text_puts_in_a_tab
         for proof in proofs:
             assert_box_on_row(batch, row["party"], int(proof["block_id"]), proof["bbox"])
     assert doc["status"] == "passed"
+    assert all(0.9 < f["confidence"] <= 1 and f["confidence_version"] == 0 for f in doc["fields"])

@@ -30,10 +30,12 @@ ALLOWED = {
     "batch_export_events_csv": {A, S}, "batch_export_events_json": {A, S},
     "desk_take": {A, R}, "desk_presence": {A, R, S},
     "user_list": {A}, "user_new": {A}, "user_edit": {A}, "user_password": {A},
+    "confidence_page": {A, S}, "confidence_threshold": {A, S}, "confidence_refit": {A, S},
 }
 PUBLIC = {"login", "logout"}
 POST_ONLY = {"document_retry", "document_textract", "queue_next", "desk_verify", "desk_reject", "desk_claim",
-             "desk_release", "desk_send_back", "audit_sample_create", "audit_item_decide", "desk_take"}
+             "desk_release", "desk_send_back", "audit_sample_create", "audit_item_decide", "desk_take",
+             "confidence_threshold", "confidence_refit"}
 HOSTILE = '<script>alert("x")</script><img src=x onerror=alert(1)>'
 
 
@@ -76,7 +78,8 @@ def world(db, users, tmp_path):
 
 def _url(name: str, params: list[str], world) -> str:
     values = {"batch_id": world["batch"].id, "document_id": world["flagged"].id, "number": 1,
-              "sample_id": world["sample"].id, "item_id": world["item"].id, "user_id": world["batch"].created_by_id}
+              "sample_id": world["sample"].id, "item_id": world["item"].id, "user_id": world["batch"].created_by_id,
+              "doctype": "acta"}
     return reverse(name, kwargs={p: values[p] for p in params})
 
 

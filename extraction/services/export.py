@@ -27,7 +27,7 @@ CHUNK = 500
 
 VALUE_COLUMNS = [
     "batch_id", "document_id", "filename", "status", "review_status", "stop_reason", "reviewer", "reviewed_at",
-    "extraction_id", "reader", "field", "label", "value", "model_value", "corrected", "proofs",
+    "extraction_id", "reader", "field", "label", "value", "model_value", "corrected", "proofs", "confidence",
 ]
 EVENT_COLUMNS = ["event_id", "created_at", "document_id", "filename", "user", "kind", "field", "label", "before",
                  "after", "proof_before", "proof_after", "note"]
@@ -118,8 +118,15 @@ def batch_export_documents(*, batch: Batch) -> Iterator[dict[str, Any]]:
                         "path": path, "label": labels.get(path, path), "value": node.get("value"),
                         "model_value": fv.model_value if fv else node.get("value"),
                         "corrected": bool(fv and fv.corrected), "proofs": _proofs(fv.proofs if fv else []),
+                        # how far the model's value could be trusted before review (extraction/confidence.py)
+                        "confidence": _rounded(fv.field_confidence if fv else None),
+                        "confidence_version": fv.confidence_version if fv else None,
                     })
             yield record
+
+
+def _rounded(confidence: float | None) -> float | None:
+    return None if confidence is None else round(confidence, 4)
 
 
 def batch_export_json(*, batch: Batch) -> str:
@@ -168,10 +175,10 @@ def batch_values_rows(*, batch: Batch) -> Iterator[list[str]]:
                 record["extraction"]["id"] if record["extraction"] else "",
                 record["extraction"]["reader"] if record["extraction"] else ""]
         if not record["fields"]:
-            yield [csv_cell(v) for v in head] + ["", "", "", "", "", ""]
+            yield [csv_cell(v) for v in head] + ["", "", "", "", "", "", ""]
         for f in record["fields"]:
             yield [csv_cell(v) for v in [*head, f["path"], f["label"], f["value"], f["model_value"], f["corrected"]]] + [
-                csv_cell(_proof_text(f["proofs"]))]
+                csv_cell(_proof_text(f["proofs"])), csv_cell(f["confidence"])]
 
 
 def batch_events(*, batch: Batch) -> Iterator[dict[str, Any]]:

@@ -23,6 +23,7 @@ from extraction.prompt import render_prompt
 from extraction.proofs import resolve_proofs
 from extraction.reading import round_extractor, round_images
 from extraction.rules import RuleContext, iter_fields, make_validator
+from extraction.services.confidence import fieldconfidence_save, suspicious_pass_check
 from extraction.services.lease import ClaimLost, Lease
 from extraction.services.transitions import document_transition
 from extraction.states import Status, StopReason
@@ -221,6 +222,13 @@ def _finish(*, document, extraction, result, ctx, prompt, claim: int | None = No
             fieldvalues_save(extraction=extraction, answer=result.answer, prompt=prompt, blocks=ctx.blocks,
                              word_numbers=ctx.word_numbers)
             violations_save(extraction=extraction, violations=result.violations, settled=result.settled)
+            kept = result.best.number if result.best else len(result.rounds)
+            scores = fieldconfidence_save(extraction=extraction, answer=result.answer, violations=result.violations,
+                                          ctx=ctx, settled=result.settled,
+                                          round_answers=[r.answer for r in result.rounds if r.number <= kept])
+            # every rule passed, yet a field is hardly trusted: people look (the stop reason stays "passed")
+            if to == Status.PASSED and suspicious_pass_check(extraction=extraction, scores=scores):
+                to = Status.FLAGGED
         _end(document_id=document.id, to=to, claim=claim, **fields)
     return to.value
 

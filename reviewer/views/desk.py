@@ -32,6 +32,7 @@ from reviewer.views.desk_panes import (
     field_items,
     label_of,
     labels_for,
+    least_sure,
     ocr_layer,
     permissions,
     proof_rects,
@@ -103,7 +104,8 @@ def _desk_context(request: HttpRequest, document: Document, *, field: str | None
     stage = _stage_context(document, selectors.document_pages(document=document), chosen, page) if with_page else {}
     return {
         "document": document, "extraction": extraction, "violations": violations, "groups": groups,
-        "triage": triage(violations, labels, items), "labels": labels, **perms, **stage,
+        "triage": triage(violations, labels, items), "least_sure": least_sure(items), "labels": labels,
+        **perms, **stage,
         "selected_field": selected, "selected_path": selected_path, "selected_violation": selected_violation,
         "pill_class": pill_class, "pill_text": pill_text, "desk_url": reverse("desk_document", args=[document.id]),
         "poll_seconds": settings.DESK_POLL_SECONDS,

@@ -13,6 +13,7 @@ from collections import Counter, defaultdict
 from html import escape
 from typing import Any
 
+from django.conf import settings
 from django.utils.safestring import SafeString, mark_safe
 
 from extraction import selectors
@@ -181,6 +182,9 @@ def field_items(document: Document, extraction: Extraction | None, violations: l
             "path": fi.path, "id": fid(fi.path), "label": label, "short": fi.label, "value": fi.value, "fv": fv,
             "rules": rules, "rule_labels": sorted({v.label for v in rules}),
             "confidence": round(fv.confidence * 100) if fv and fv.confidence is not None else None,
+            # how far the value can be trusted (extraction/confidence.py); marked when under the desk's bar
+            "trust": trust_percent(fv), "trust_low": bool(fv and fv.field_confidence is not None
+                                                          and fv.field_confidence < settings.DESK_LOW_CONFIDENCE),
             "no_proof": fi.value is not None and not proofs, "ungrounded": bool(ungrounded),
             "corrected": bool(fv and fv.corrected), "boxes": boxes_attr(proofs),
             "proof_pages": sorted({int(p.get("page") or 1) for p in proofs or []}),
@@ -204,6 +208,20 @@ def field_items(document: Document, extraction: Extraction | None, violations: l
                      for label, row in zip(group.row_labels, group.rows, strict=False)],
         })
     return groups, labels, by_path
+
+
+def trust_percent(fv) -> int | None:
+    """The field's confidence in whole percent, never shown as 100 (nothing is certain) nor 0."""
+    if fv is None or fv.field_confidence is None:
+        return None
+    return min(99, max(1, round(fv.field_confidence * 100)))
+
+
+def least_sure(items: dict[str, dict], *, limit: int = 8) -> list[dict]:
+    """The fields under the desk's bar, least trusted first (then in page order): where to look first."""
+    order = {path: i for i, path in enumerate(items)}
+    low = [it for it in items.values() if it["trust_low"]]
+    return sorted(low, key=lambda it: (it["fv"].field_confidence, order[it["path"]]))[:limit]
 
 
 # --- the triage of broken rules ----------------------------------------------------------------------

@@ -11,7 +11,8 @@ EXTRACTION = Path(__file__).resolve().parents[2] / "extraction"
 PURE = sorted(
     [EXTRACTION / f"{name}.py" for name in (
         "loop", "rules", "proofs", "feedback", "prompt", "prompt_doc", "llm", "intake", "render", "states",
-        "stats", "charts", "annotate", "currency", "reading")]
+        "stats", "charts", "annotate", "currency", "reading", "confidence", "confidence_signals",
+        "calibration")]
     + list((EXTRACTION / "ocr").glob("*.py")) + list((EXTRACTION / "doctypes").glob("*.py"))
     + list((EXTRACTION / "acta").glob("*.py"))
 )

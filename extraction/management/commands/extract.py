@@ -94,6 +94,8 @@ def document_report(doc: Document) -> dict[str, Any]:
     ]
     fields = [
         {"path": f.path, "value": f.value,
+         "confidence": None if f.field_confidence is None else round(f.field_confidence, 4),
+         "confidence_version": f.confidence_version,
          "proofs": [{"block_id": p.get("block_id"), "page": p.get("page"), "type": p.get("type"),
                      "text": p.get("text"), "method": p.get("method"), "bbox": p.get("bbox")} for p in f.proofs]}
         for f in extraction.fields.order_by("position")
@@ -182,7 +184,8 @@ def render_text(result: dict[str, Any]) -> str:
             out.append(line)
         out.append("  fields:")
         for f in d["fields"]:
-            out.append(f"    {f['path']} = {_short(f['value'])}")
+            sure = "" if f["confidence"] is None else f"  (confidence {f['confidence']:.2f})"
+            out.append(f"    {f['path']} = {_short(f['value'])}{sure}")
             if not f["proofs"]:
                 out.append("      proof: none")
             for p in f["proofs"]:
