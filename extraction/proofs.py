@@ -313,7 +313,24 @@ def resolve_field(node: dict[str, Any], ctx: RuleContext) -> list[ResolvedProof]
             if found.block_id not in seen:
                 seen.add(found.block_id)
                 out.append(found)
+    if len(out) > 1 and all(f.shows_value is False for f in out):
+        return _narrow_across(out, value, index=block_index(ctx), ctx=ctx) or out
     return out
+
+
+def _narrow_across(found: list[ResolvedProof], value: Any, *, index: BlockIndex,
+                   ctx: RuleContext) -> list[ResolvedProof] | None:
+    """The words showing a number that an engine cut into several cited blocks of one printed row (a wide
+    gap inside 'CERO UNO | CINCO'): one run over the cited blocks' words together, on one visual row, and
+    reaching into more than one of them. None when no such run shows the value."""
+    words = [w for f in found if (b := index.by_id.get(f.block_id)) is not None for w in index.words_in(b)]
+    if len({w.page for w in words}) != 1:
+        return None
+    for row in visual_rows(words):
+        for run, text in numeric_runs(row):
+            if len({w.parent for w in run}) > 1 and supports(value, text, word_numbers=ctx.word_numbers):
+                return [replace(_found(w, w.text, found[0].method, found[0].score), shows_value=True) for w in run]
+    return None
 
 
 def resolve_proofs(

@@ -114,3 +114,30 @@ def test_digit_words_the_ocr_ran_together_still_show_their_number_and_no_other()
     proof = [{"type": "LINE", "id": 1}]
     assert grounded("CUATRO OCHO CUATRO", proof, prompt, blocks) and grounded(484, proof, prompt, blocks)
     assert not grounded("CUATRO CINCO CUATRO", proof, prompt, blocks) and not grounded(48, proof, prompt, blocks)
+
+
+def _cut_row_page() -> tuple[PromptDocument, list[OcrBlock]]:
+    """'CERO UNO CINCO' printed on one row that the engine cut into two lines at a wide gap, and the next
+    row's 'CERO CERO SEIS' below it."""
+    blocks = []
+    for r, parts in enumerate([("CERO UNO", "CINCO"), ("CERO CERO", "SEIS")]):
+        top, left = 0.3 + r * 0.015, 0.5
+        for n, part in enumerate(parts):
+            line_id = f"r{r}l{n}"
+            words = []
+            for k, token in enumerate(part.split()):
+                words.append(word(f"{line_id}w{k}", token, left, top, line_id, 100 * r + 10 * n + k))
+                left += words[-1].bbox.width + 0.004
+            left += 0.03  # the wide gap the engine cut at
+            blocks += [OcrBlock(id=line_id, type=BlockType.LINE, page=1, text=part, order=100 * r + 10 * n,
+                                bbox=BBox.enclosing([w.bbox for w in words])), *words]
+    return PromptDocument(text="", line_ids={1: "r0l0", 2: "r0l1", 3: "r1l0", 4: "r1l1"}), blocks
+
+
+def test_a_number_the_engine_cut_into_two_cited_lines_of_one_row_is_grounded_by_both():
+    prompt, blocks = _cut_row_page()
+    both = [{"type": "LINE", "id": 1}, {"type": "LINE", "id": 2}]
+    assert grounded("CERO UNO CINCO", both, prompt, blocks) and grounded(15, both, prompt, blocks)
+    assert not grounded("CERO UNO CINCO", both[:1], prompt, blocks)  # one piece alone shows 1, not 15
+    # the first piece with the next row's last word: nothing prints 16
+    assert not grounded("CERO UNO SEIS", [{"type": "LINE", "id": 1}, {"type": "LINE", "id": 4}], prompt, blocks)
