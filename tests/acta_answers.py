@@ -207,8 +207,12 @@ class _Stream:
         self.labels: dict[int, tuple[str, int]] = {}  # token position -> (label key, label length)
         for pos in range(len(folded)):
             for party, want in _PARTY_TOKENS.items():
-                if pos not in self.labels and folded[pos:pos + len(want)] == want and self._same_unit(pos, len(want)):
+                if pos in self.labels:
+                    continue
+                if folded[pos:pos + len(want)] == want and self._near_units(pos, len(want)):
                     self.labels[pos] = (party, len(want))
+                elif len(want) > 1 and folded[pos] == "".join(want):  # the OCR lost the space: ELCAMBIO
+                    self.labels[pos] = (party, 1)
             key = _total_key(folded, pos)
             if key and pos not in self.labels:
                 self.labels[pos] = (key, 1)
@@ -228,8 +232,11 @@ class _Stream:
                 self.labels[pos] = (near[0], 1)
                 missing.remove(near[0])
 
-    def _same_unit(self, pos: int, n: int) -> bool:
-        return len({t.unit for t in self.tokens[pos:pos + n]}) == 1
+    def _near_units(self, pos: int, n: int) -> bool:
+        """The tokens of a name in one unit, or in two that follow each other (an engine cut 'EL | CAMBIO'
+        at a wide gap)."""
+        units = {t.unit for t in self.tokens[pos:pos + n]}
+        return max(units) - min(units) <= 1
 
     def anchors(self, key: str) -> list[int]:
         return [pos for pos, (k, _) in self.labels.items() if k == key]

@@ -300,7 +300,11 @@ def _party_spans() -> list[tuple[str, list[str]]]:
 
 
 def _cites_party(tokens: list[str], party_tokens: list[str]) -> bool:
+    """Whether the tokens name the party: its words in a row, or run together where the OCR lost the
+    space between them (ELCAMBIO)."""
     n = len(party_tokens)
+    if n > 1 and "".join(party_tokens) in tokens:
+        return True
     return any(tokens[i : i + n] == party_tokens for i in range(len(tokens) - n + 1))
 
 

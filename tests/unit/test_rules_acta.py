@@ -212,6 +212,23 @@ def test_on_a_tilted_scan_a_row_reads_its_own_party_not_the_next_row_level_with_
     assert [(v.fields, v.found) for v in found] == [(("rows[1].votes",), "PSUV")]
 
 
+def test_a_party_name_whose_space_the_ocr_lost_is_still_the_rows_own():
+    # two columns: PSUV's row at the left, EL CAMBIO's at the right, read as one word
+    blocks = [
+        OcrBlock(id="l1", type=BlockType.LINE, page=1, text="PSUV 0012", bbox=BBox(0.05, 0.2, 0.3, 0.02)),
+        OcrBlock(id="l2", type=BlockType.LINE, page=1, text="ELCAMBIO", bbox=BBox(0.5, 0.2, 0.15, 0.02)),
+        OcrBlock(id="l3", type=BlockType.LINE, page=1, text="0003", bbox=BBox(0.7, 0.2, 0.05, 0.02)),
+    ]
+    ctx = RuleContext(prompt=PromptDocument(text="", line_ids={1: "l1", 2: "l2", 3: "l3"}), blocks=blocks)
+    answer = acta_answer()
+    row = PARTIES.index("EL CAMBIO")
+    answer["rows"][row]["votes"]["proof"] = [{"type": "LINE", "id": 3}]
+    assert [v for v in check(answer, ctx) if v.code == "row_proof_party"] == []
+    une = PARTIES.index("UNE")
+    answer["rows"][une]["votes"]["proof"] = [{"type": "LINE", "id": 3}]  # UNE's votes read off this row
+    assert [v.fields for v in check(answer, ctx) if v.code == "row_proof_party"] == [(f"rows[{une}].votes",)]
+
+
 def test_the_validator_runs_the_schema_first_and_reports_the_path():
     validate = make_validator(DOCTYPE, RuleContext())
     answer = set_field(acta_answer(), "rows[3].votes", "many")
