@@ -277,6 +277,12 @@ def _words_at(stream: _Stream, window: list[int], words: str) -> list[int] | Non
     for run in runs:
         if [stream.tokens[p].folded for p in run] == want:
             return run
+    joined = "".join(want)  # the OCR lost spaces between digit words: CEROCEROCERO CUATRO
+    for k in range(1, n):
+        for i in range(len(window) - k + 1):
+            run = window[i:i + k]
+            if run == list(range(run[0], run[0] + k)) and "".join(stream.tokens[p].folded for p in run) == joined:
+                return run
     best = max(runs, key=lambda r: fuzz.ratio(" ".join(stream.tokens[p].folded for p in r), words), default=None)
     if best and fuzz.ratio(" ".join(stream.tokens[p].folded for p in best), words) >= 85:
         return best
