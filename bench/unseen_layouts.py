@@ -1,7 +1,7 @@
 """Layout generalisation: do right readings pass, and wrong ones get caught, on layouts never tuned on?
 
 Run from the project root:
-    .venv/bin/python bench/unseen_layouts.py [--seeds 5] [--scan-seeds 2] [--no-scans] [--layouts a,b]
+    .venv/bin/python bench/unseen_layouts.py [--seeds 5] [--scan-seeds 6] [--no-scans] [--layouts a,b]
 
 For every layout of the acta generator (extraction/acta/layouts.py: TUNE_LAYOUTS may be tuned on,
 MEASURE_LAYOUTS are only measured) and every seed, a clean sheet is made as a born-digital PDF and as a
@@ -175,7 +175,7 @@ def _pct(n: int, d: int) -> str:
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--seeds", type=int, default=5, help="sheets per layout read as born-digital PDFs")
-    parser.add_argument("--scan-seeds", type=int, default=2, help="sheets per layout read as scans (rapidocr)")
+    parser.add_argument("--scan-seeds", type=int, default=6, help="sheets per layout read as scans (rapidocr)")
     parser.add_argument("--no-scans", action="store_true", help="PDFs only")
     parser.add_argument("--layouts", default="", help="comma-separated layout names (default: all)")
     parser.add_argument("--models", default=",".join(MODELS), help="comma-separated scripted models")
