@@ -14,17 +14,19 @@ from dataclasses import dataclass
 from typing import Any
 
 from extraction.ocr.blocks import BBox, OcrBlock, OcrError, OcrPage, PageImage, SourceDocument
-from extraction.ocr.det_size import limit_detection_size, split_recognition
 from extraction.ocr.lines import EngineLine, EngineWord, build_page_lines
+from extraction.ocr.rapid_tuning import lean_sessions, limit_detection_size, split_recognition
 
 Box = tuple[float, float, float, float]  # x0, y0, x1, y1 in pixels
 
 _LOADED: dict[str, Any] = {}  # RapidOCR objects by settings: a worker process loads the models once
 
-# Chosen by measurement (bench/ocr_engines.py, README there); settings.py may override each from the env.
+# Chosen by measurement (bench/ocr_engines.py; figures in README.md, Benchmarks); settings.py reads each from
+# the env.
 DEFAULT_THREADS = 1
 DEFAULT_DET_LIMIT = 1280
 DEFAULT_REC_BATCH = 6
+DEFAULT_REC_WIDTH = 96
 DEFAULT_REC_WORKERS = 1
 
 
@@ -39,20 +41,25 @@ class RapidOcrEngine:
     name = "rapidocr"
 
     def __init__(self, *, threads: int | None = DEFAULT_THREADS, det_limit: int | None = DEFAULT_DET_LIMIT,
-                 rec_batch: int = DEFAULT_REC_BATCH, rec_workers: int = DEFAULT_REC_WORKERS,
-                 page_workers: int = 1, text_score: float = 0.5,
+                 rec_batch: int = DEFAULT_REC_BATCH, rec_width: int = DEFAULT_REC_WIDTH,
+                 rec_workers: int = DEFAULT_REC_WORKERS,
+                 page_workers: int = 1, lean: bool = True, text_score: float = 0.5,
                  params: dict[str, Any] | None = None) -> None:
         """`threads`: onnxruntime threads per page (None: all cores); `det_limit`: the longest side, in
         pixels, the text detector sees (larger pages are scaled down for detection only: recognition
         reads the lines at full size; None: RapidOCR's own rule, which never scales a page down);
-        `rec_batch`: text lines per recogniser run; `rec_workers`: threads that recognise one page's lines
-        at once (each running `threads` onnxruntime threads); `page_workers`: pages of one document read at once;
+        `rec_batch`: text lines per recogniser run; `rec_width`: the narrowest width (px, at the recogniser's
+        48 px height) a batch of lines is padded to (RapidOCR pads to 320, so a short number cost as much as
+        a line of 320 px); `rec_workers`: threads that recognise one page's lines at once (each running
+        `threads` onnxruntime threads); `page_workers`: pages of one document read at once; `lean`:
+        onnxruntime sessions without memory patterns or spinning threads (extraction/ocr/rapid_tuning.py);
         `params`: raw RapidOCR settings, applied last.
 
-        The defaults were chosen by bench/ocr_engines.py on scans of the TUNE layouts (see its README):
+        The defaults were chosen by bench/ocr_engines.py on scans of the TUNE layouts (README.md, Benchmarks):
         detection is most of the cost of a full-size page and small print is still found at 1280 px.
         """
         _check_at_least(1, threads=threads, rec_batch=rec_batch, rec_workers=rec_workers, page_workers=page_workers)
+        _check_at_least(16, rec_width=rec_width)
         _check_at_least(32, det_limit=det_limit)  # the detector's network halves the image five times
         settings: dict[str, Any] = {
             "Global.use_cls": False,  # pages are rendered upright; the angle classifier only costs time
@@ -60,12 +67,14 @@ class RapidOcrEngine:
             "Global.text_score": text_score,
             "Global.log_level": "warning",
             "Rec.rec_batch_num": rec_batch,
+            "Rec.rec_img_shape": [3, 48, rec_width],
         }
         if threads:
             settings["EngineConfig.onnxruntime.intra_op_num_threads"] = threads
         settings.update(params or {})
         self._settings = settings
         self.det_limit = det_limit
+        self.lean_sessions = lean
         self.rec_workers = rec_workers
         self.page_workers = page_workers
         self.timings: dict[int, dict[str, float]] = {}  # page number -> seconds per step, for the bench
@@ -73,11 +82,13 @@ class RapidOcrEngine:
 
     def _engine(self) -> Any:
         if self._ocr is None:  # model loading is slow: once per engine, shared by equal settings
-            key = repr((sorted(self._settings.items()), self.det_limit, self.rec_workers))
+            key = repr((sorted(self._settings.items()), self.det_limit, self.rec_workers, self.lean_sessions))
             if key not in _LOADED:
                 from rapidocr import RapidOCR
 
                 ocr = RapidOCR(params=dict(self._settings))
+                if self.lean_sessions:
+                    lean_sessions(ocr, threads=self._settings.get("EngineConfig.onnxruntime.intra_op_num_threads"))
                 if self.det_limit:
                     limit_detection_size(ocr, limit=self.det_limit)
                 if self.rec_workers > 1:

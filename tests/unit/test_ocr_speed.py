@@ -1,5 +1,5 @@
 """RapidOCR's speed settings: the detection size, lines recognised in parallel threads, pages read in parallel,
-and settings checked loudly (the figures that chose the defaults are in bench/README.md)."""
+and settings checked loudly (the figures that chose the defaults are in README.md, Benchmarks)."""
 
 from __future__ import annotations
 
@@ -15,8 +15,8 @@ import pytest
 from PIL import Image, ImageDraw, ImageFont
 
 from extraction.ocr.blocks import BlockType, OcrError, OcrPage, PageImage, SourceDocument
-from extraction.ocr.det_size import chunks_by_width, detection_ratio, detection_size, split_recognition
 from extraction.ocr.rapid import RapidOcrEngine, read_pages
+from extraction.ocr.rapid_tuning import chunks_by_width, detection_ratio, detection_size, split_recognition
 from extraction.ocr.registry import AutoEngine, get_engine
 
 ROOT = Path(__file__).resolve().parents[2]
