@@ -122,7 +122,7 @@ def test_the_auto_engine_scans_pages_in_parallel_when_its_scan_engine_allows_it(
 
 
 @pytest.mark.parametrize("options", [{"threads": 0}, {"det_limit": 16}, {"rec_batch": "6"}, {"rec_workers": -1},
-                                     {"page_workers": True}])
+                                     {"page_workers": True}, {"rec_width": 8}])
 def test_a_wrong_speed_setting_fails_when_the_engine_is_built_and_names_itself(options):
     (name,) = options
     with pytest.raises(OcrError, match=name):
@@ -130,10 +130,11 @@ def test_a_wrong_speed_setting_fails_when_the_engine_is_built_and_names_itself(o
 
 
 def test_the_registry_passes_the_speed_settings_to_the_scan_engine():
-    auto = get_engine("auto", threads=2, det_limit=960, rec_batch=3, rec_workers=2, page_workers=2)
+    auto = get_engine("auto", threads=2, det_limit=960, rec_batch=3, rec_width=128, rec_workers=2, page_workers=2)
     scan = auto.scan_engine
     assert (scan.det_limit, scan.rec_workers, scan.page_workers) == (960, 2, 2)
     assert scan._settings["Rec.rec_batch_num"] == 3
+    assert scan._settings["Rec.rec_img_shape"] == [3, 48, 128]
     assert scan._settings["EngineConfig.onnxruntime.intra_op_num_threads"] == 2
 
 
@@ -189,3 +190,13 @@ def test_recognition_in_two_threads_reads_what_one_thread_reads(tmp_path):
     for a, b in zip(split, single, strict=True):
         assert abs(a.bbox.left - b.bbox.left) < 0.005 and abs(a.bbox.right - b.bbox.right) < 0.005
 
+
+
+def test_lean_sessions_plan_no_memory_patterns_and_keep_the_thread_count():
+    ocr = RapidOcrEngine(threads=1, lean=True)._engine()
+    for model in (ocr.text_det, ocr.text_rec):
+        options = model.session.session.get_session_options()
+        assert options.enable_mem_pattern is False and options.enable_cpu_mem_arena is False
+        assert options.intra_op_num_threads == 1
+    plain = RapidOcrEngine(threads=1, lean=False)._engine()
+    assert plain.text_det.session.session.get_session_options().enable_mem_pattern is True
