@@ -22,10 +22,13 @@ Box = tuple[float, float, float, float]  # x0, y0, x1, y1 in pixels
 _LOADED: dict[str, Any] = {}  # RapidOCR objects by settings: a worker process loads the models once
 
 # Chosen by measurement (bench/ocr_engines.py; figures in README.md, Benchmarks); settings.py reads each from
-# the env.
+# the env. One thread: less CPU per page than two, and Celery runs a worker per core. A detector limit of
+# 1280 px halves detection and its memory with no row lost on the scans. Batches of 3 lines: the widest lines
+# of a page are batched together, so a smaller batch lowers the peak memory, at no cost in CPU. Padding to
+# 96 px, not RapidOCR's 320, stops a 4-digit cell from costing as much as a 320 px line.
 DEFAULT_THREADS = 1
 DEFAULT_DET_LIMIT = 1280
-DEFAULT_REC_BATCH = 6
+DEFAULT_REC_BATCH = 3
 DEFAULT_REC_WIDTH = 96
 DEFAULT_REC_WORKERS = 1
 
