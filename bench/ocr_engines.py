@@ -9,7 +9,7 @@ chosen there) and MEASURE layouts (only reported); and the shared invoices' PNGs
 their truth. Each setting runs in a fresh process, so its peak memory (ru_maxrss) is that of one worker
 reading pages, models included. Per page: the production path, rendering (extraction.render) then OCR of
 the rendered image. Timings exclude model loading, which has its own column.
-Prints markdown tables on stdout; the figures and the chosen defaults are in bench/README.md.
+Prints markdown tables on stdout; the figures and the chosen defaults are in README.md (Benchmarks).
 """
 
 from __future__ import annotations
