@@ -47,7 +47,7 @@ SETTINGS: dict[str, tuple[str, dict[str, Any]]] = {
     "before + lean sessions": ("rapidocr", {**BEFORE, "lean": True}),
     "not lean": ("rapidocr", {"lean": False}),
     "det_limit=960": ("rapidocr", {"det_limit": 960}),
-    "det_limit=1600": ("rapidocr", {"det_limit": 1600}),
+    "det_limit=1280": ("rapidocr", {"det_limit": 1280}),
     "rec_width=64": ("rapidocr", {"rec_width": 64}),
     "rec_width=160": ("rapidocr", {"rec_width": 160}),
     "rec_batch=6": ("rapidocr", {"rec_batch": 6}),

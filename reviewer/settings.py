@@ -207,7 +207,7 @@ RENDER_DPI = env_int("RENDER_DPI", 150, minimum=50, maximum=600)
 # the narrowest width a batch of lines is padded to, threads recognising one page's lines, pages of one
 # document read at once. Threads times workers should not exceed the worker's cores.
 OCR_THREADS = env_int("OCR_THREADS", 1, minimum=1, maximum=64)
-OCR_DET_LIMIT = env_int("OCR_DET_LIMIT", 1280, minimum=320, maximum=8192)
+OCR_DET_LIMIT = env_int("OCR_DET_LIMIT", 1152, minimum=320, maximum=8192)
 OCR_REC_BATCH = env_int("OCR_REC_BATCH", 3, minimum=1, maximum=128)
 OCR_REC_WIDTH = env_int("OCR_REC_WIDTH", 96, minimum=16, maximum=2048)
 OCR_REC_WORKERS = env_int("OCR_REC_WORKERS", 1, minimum=1, maximum=64)

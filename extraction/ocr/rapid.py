@@ -23,11 +23,11 @@ _LOADED: dict[str, Any] = {}  # RapidOCR objects by settings: a worker process l
 
 # Chosen by measurement (bench/ocr_engines.py; figures in README.md, Benchmarks); settings.py reads each from
 # the env. One thread: less CPU per page than two, and Celery runs a worker per core. A detector limit of
-# 1280 px halves detection and its memory with no row lost on the scans. Batches of 3 lines: the widest lines
+# 1152 px halves detection and its memory with no row lost on the TUNE scans. Batches of 3 lines: the widest lines
 # of a page are batched together, so a smaller batch lowers the peak memory, at no cost in CPU. Padding to
 # 96 px, not RapidOCR's 320, stops a 4-digit cell from costing as much as a 320 px line.
 DEFAULT_THREADS = 1
-DEFAULT_DET_LIMIT = 1280
+DEFAULT_DET_LIMIT = 1152
 DEFAULT_REC_BATCH = 3
 DEFAULT_REC_WIDTH = 96
 DEFAULT_REC_WORKERS = 1
@@ -59,7 +59,7 @@ class RapidOcrEngine:
         `params`: raw RapidOCR settings, applied last.
 
         The defaults were chosen by bench/ocr_engines.py on scans of the TUNE layouts (README.md, Benchmarks):
-        detection is most of the cost of a full-size page and small print is still found at 1280 px.
+        detection is most of the cost of a full-size page and small print is still found at 1152 px.
         """
         _check_at_least(1, threads=threads, rec_batch=rec_batch, rec_workers=rec_workers, page_workers=page_workers)
         _check_at_least(16, rec_width=rec_width)
