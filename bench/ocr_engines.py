@@ -1,140 +1,254 @@
-"""OCR and rendering speed on the shared invoices, plus the process's peak memory.
+"""OCR speed, memory and accuracy per engine and setting, with a profile of where a scanned page's time goes.
 
-Run from the project root:  .venv/bin/python bench/ocr_engines.py [--limit N]
-Prints a markdown table. Timings exclude model loading, which is reported on its own row.
+Run from the project root:
+    .venv/bin/python bench/ocr_engines.py [--seeds 1] [--settings before,default,...] [--no-render]
+
+Inputs: scans of generated tally sheets (extraction/acta, one per layout and seed, each degraded in its
+layout's scan style: rotated, blurred, low-res, photographed, ...), split into TUNE layouts (settings are
+chosen there) and MEASURE layouts (only reported); and the shared invoices' PNGs, whose PDF text layer is
+their truth. Each setting runs in a fresh process, so its peak memory (ru_maxrss) is that of one worker
+reading pages, models included. Per page: the production path, rendering (extraction.render) then OCR of
+the rendered image. Timings exclude model loading, which has its own column.
+Prints markdown tables on stdout; the figures and the chosen defaults are in README.md (Benchmarks).
 """
 
 from __future__ import annotations
 
 import argparse
+import json
 import os
 import resource
 import shutil
+import subprocess
 import sys
 import tempfile
 import time
-from collections.abc import Callable
 from pathlib import Path
+from typing import Any
 
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
-
-from PIL import Image, ImageDraw, ImageFont  # noqa: E402
-
-from extraction.ocr.blocks import PageImage, SourceDocument  # noqa: E402
-from extraction.ocr.pdf_text import PdfTextEngine  # noqa: E402
-from extraction.ocr.rapid import RapidOcrEngine  # noqa: E402
-from extraction.ocr.tesseract import TesseractEngine, tesseract_available  # noqa: E402
-from extraction.render import pdf_page_count, render_document  # noqa: E402
+sys.path.insert(0, str(ROOT / "bench"))
 
 INVOICES = ROOT.parent / "shared" / "data" / "invoices"
+FIRST_SEED = 5000
 DPI = 150
+STEPS = ("render", "detect", "recognise", "other", "blocks")
+
+# name -> (engine, options). "before" is the adapter as it was; "default" is whatever the adapter defaults
+# to now; the rest each change one thing from "default" (or from "before" where marked) to show its effect.
+BEFORE = {"threads": 1, "det_limit": None, "rec_batch": 6, "rec_width": 320, "lean": False}  # the adapter before issue 16
+SETTINGS: dict[str, tuple[str, dict[str, Any]]] = {
+    "before": ("rapidocr", BEFORE),
+    "before + angle classifier": ("rapidocr", {**BEFORE, "params": {"Global.use_cls": True}}),
+    "before + threads=2": ("rapidocr", {**BEFORE, "threads": 2}),
+    "before + det_limit=1280": ("rapidocr", {**BEFORE, "det_limit": 1280}),
+    "before + rec_width=96": ("rapidocr", {**BEFORE, "rec_width": 96}),
+    "before + lean sessions": ("rapidocr", {**BEFORE, "lean": True}),
+    "not lean": ("rapidocr", {"lean": False}),
+    "det_limit=960": ("rapidocr", {"det_limit": 960}),
+    "det_limit=1280": ("rapidocr", {"det_limit": 1280}),
+    "rec_width=64": ("rapidocr", {"rec_width": 64}),
+    "rec_width=160": ("rapidocr", {"rec_width": 160}),
+    "rec_batch=6": ("rapidocr", {"rec_batch": 6}),
+    "rec_batch=12": ("rapidocr", {"rec_batch": 12}),
+    "threads=2": ("rapidocr", {"threads": 2}),
+    "rec_workers=2": ("rapidocr", {"rec_workers": 2}),
+    "page_workers=2": ("rapidocr", {"page_workers": 2}),
+    "default": ("rapidocr", {}),
+    "tesseract": ("tesseract", {}),
+}
 
 
-def peak_rss_mb() -> float:
-    return resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024  # Linux reports KiB
+# ------------------------------------------------------------------------------------------------ inputs
 
 
-def cpu_seconds() -> float:
-    """CPU time of this process and its finished children (tesseract, pdftoppm), all threads."""
-    own, children = resource.getrusage(resource.RUSAGE_SELF), resource.getrusage(resource.RUSAGE_CHILDREN)
-    return own.ru_utime + own.ru_stime + children.ru_utime + children.ru_stime
+def make_inputs(work: Path, seeds: int) -> list[dict[str, Any]]:
+    """The pages every setting reads: acta scans with what they print, invoice PNGs with their PDF's words."""
+    from extraction.acta.generate import generate_acta
+    from extraction.acta.layouts import LAYOUTS, TUNE_LAYOUTS
+    from extraction.acta.scans import scan_image
+    from extraction.ocr.pdf_text import open_pdf
+
+    pages = []
+    for name, layout in LAYOUTS.items():
+        for seed in range(FIRST_SEED, FIRST_SEED + seeds):
+            acta = generate_acta(seed=seed, layout=name)
+            path = work / f"{name}-{seed}.jpg"
+            path.write_bytes(scan_image(acta.pdf_bytes, seed=seed, style=layout.scan))
+            pages.append({"path": str(path), "set": "tune" if name in TUNE_LAYOUTS else "measure",
+                          "style": layout.scan, "printed": acta.printed})
+    for png in sorted(INVOICES.glob("*.png")):
+        pdf = png.with_suffix(".pdf")
+        if pdf.exists():
+            with open_pdf(pdf) as doc:
+                truth = [w[4] for page in doc for w in page.get_text("words")]
+            pages.append({"path": str(png), "set": "invoices", "truth_words": truth})
+    return pages
 
 
-def timed(rows: list[list[str]], what: str, source: str, pages: int, work: Callable[[], object]) -> None:
-    started, cpu_started = time.perf_counter(), cpu_seconds()
-    work()
-    seconds, cpu = time.perf_counter() - started, cpu_seconds() - cpu_started
-    rate = f"{pages / seconds:.2f}" if pages else "-"
-    cpu_per_page = f"{cpu / pages:.2f}" if pages else "-"
-    rss = f"{peak_rss_mb():.0f}"
-    rows.append([what, source, str(pages or "-"), f"{seconds:.2f}", rate, cpu_per_page, rss])
-    print(f"  {what} on {source}: {seconds:.2f} s", file=sys.stderr, flush=True)
+# ------------------------------------------------------------------------------------------------ one setting
 
 
-def image_page(path: Path, number: int = 1) -> PageImage:
-    with Image.open(path) as image:
-        return PageImage(number=number, path=path, width=image.width, height=image.height)
+def _cpu() -> float:
+    own, kids = resource.getrusage(resource.RUSAGE_SELF), resource.getrusage(resource.RUSAGE_CHILDREN)
+    return own.ru_utime + own.ru_stime + kids.ru_utime + kids.ru_stime
 
 
-def warmup_page(path: Path) -> PageImage:
-    """A one-line image: the first read loads the models, so it is timed apart from the pages."""
-    image = Image.new("RGB", (1240, 400), "white")  # small images are upscaled for detection
-    ImageDraw.Draw(image).text((60, 150), "Invoice 12345", fill="black", font=ImageFont.load_default(size=36))
-    image.save(path)
-    return image_page(path)
+def run_setting(name: str, inputs: list[dict[str, Any]], work: Path) -> dict[str, Any]:
+    """Read every input page with one setting (in this process) and score it."""
+    from ocr_truth import RowScore, acta_rows_right, characters_right, page_lines, page_words
+
+    from extraction import render
+    from extraction.ocr.blocks import SourceDocument
+    from extraction.ocr.registry import get_engine
+
+    engine_name, options = SETTINGS[name]
+    engine = get_engine(engine_name, **json.loads(json.dumps(options)))
+    started = time.perf_counter()
+    if hasattr(engine, "_engine"):
+        engine._engine()  # noqa: SLF001 - model loading, timed apart from the pages
+    load_s = time.perf_counter() - started
+
+    rendered = []
+    render_s = []
+    for k, item in enumerate(inputs):
+        t = time.perf_counter()
+        [page] = render.render_document(source=Path(item["path"]), kind="image", out_dir=work / f"{name}-{k}", dpi=DPI)
+        render_s.append(time.perf_counter() - t)
+        rendered.append(page.as_page_image())
+
+    workers = getattr(engine, "page_workers", 1)
+    results: list[dict[str, Any]] = []
+    for start in range(0, len(inputs), workers):  # pages in parallel are read as one document
+        group = list(range(start, min(start + workers, len(inputs))))
+        wall, cpu = time.perf_counter(), _cpu()
+        pages = engine.read(SourceDocument(Path(inputs[group[0]]["path"]), "image", [rendered[i] for i in group]))
+        wall, cpu = (time.perf_counter() - wall) / len(group), (_cpu() - cpu) / len(group)
+        for i, page in zip(group, pages, strict=True):
+            item = inputs[i]
+            row: dict[str, Any] = {"set": item["set"], "style": item.get("style", ""), "wall": wall, "cpu": cpu,
+                                   "steps": {"render": render_s[i], **getattr(engine, "timings", {}).get(
+                                       rendered[i].number, {})}}
+            words, lines = page_words([page]), page_lines([page])
+            if item["set"] == "invoices":
+                row["chars"] = characters_right(truth_words=item["truth_words"], words=words)
+            else:
+                score: RowScore = acta_rows_right(words=words, lines=lines, printed=item["printed"])
+                row["rows"], row["digits"], row["words"] = score.rows, score.digits, score.words
+            results.append(row)
+    return {"name": name, "load_s": load_s, "peak_rss_mb": resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024,
+            "pages": results}
 
 
-def read_all(engine, documents: list[SourceDocument]) -> None:
-    for document in documents:
-        engine.read(document)
+def _worker(name: str, manifest: Path, out: Path, kind: str) -> None:
+    inputs = [i for i in json.loads(manifest.read_text()) if (i["set"] == "invoices") == (kind == "invoices")]
+    with tempfile.TemporaryDirectory(prefix="ocr-bench-") as tmp:
+        out.write_text(json.dumps(run_setting(name, inputs, Path(tmp))))
 
 
-def main() -> None:
-    parser = argparse.ArgumentParser(description=__doc__)
-    parser.add_argument("--limit", type=int, default=None, help="use at most N files of each kind")
-    args = parser.parse_args()
-    if not INVOICES.is_dir():
-        sys.exit(f"no invoices at {INVOICES}")
-    pdfs = sorted(INVOICES.glob("*.pdf"))[: args.limit]
-    pngs = sorted(INVOICES.glob("*.png"))[: args.limit]
-    rows: list[list[str]] = []
+# ------------------------------------------------------------------------------------------------ report
 
-    with tempfile.TemporaryDirectory() as tmp:
-        work = Path(tmp)
-        # Rendering: each PDF page to PNG at DPI.
-        rendered: list[SourceDocument] = []
 
-        def render_pymupdf() -> None:
-            for pdf in pdfs:
-                pages = render_document(source=pdf, kind="pdf", out_dir=work / "mupdf" / pdf.stem, dpi=DPI)
-                rendered.append(SourceDocument(pdf, "pdf", [p.as_page_image() for p in pages]))
+def _mean(values: list[float]) -> float:
+    return sum(values) / len(values) if values else 0.0
 
-        pdf_page_total = sum(pdf_page_count(pdf) for pdf in pdfs)
-        timed(rows, f"render pymupdf {DPI} dpi", "invoice PDFs", pdf_page_total, render_pymupdf)
-        if shutil.which("pdftoppm"):
-            timed(rows, f"render pdf2image {DPI} dpi", "invoice PDFs", pdf_page_total, lambda: [
-                render_document(source=pdf, kind="pdf", out_dir=work / "poppler" / pdf.stem, dpi=DPI,
-                                renderer="pdf2image") for pdf in pdfs])
-        else:
-            rows.append(["render pdf2image", "poppler not installed", "-", "-", "-", "-", "-"])
 
-        scans = [SourceDocument(png, "image", [image_page(png)]) for png in pngs]
-        scan_pages = len(scans)
+def report(results: list[dict[str, Any]]) -> None:
+    print("\n### Where a scanned page's time goes (seconds of wall per page, all scans)\n")
+    print("| setting | " + " | ".join(STEPS) + " |")
+    print("|---|" + "---:|" * len(STEPS))
+    for r in results:
+        scans = [p for p in r["pages"] if p["set"] != "invoices"]
+        cells = [f"{_mean([p['steps'].get(s, 0.0) for p in scans]):.2f}" for s in STEPS]
+        print(f"| {r['name']} | " + " | ".join(cells) + " |")
 
-        pdf_text, no_tables = PdfTextEngine(), PdfTextEngine(tables=False)
-        n = pdf_page_total
-        timed(rows, "pdf-text (with tables)", "invoice PDFs", n, lambda: read_all(pdf_text, rendered))
-        timed(rows, "pdf-text (no tables)", "invoice PDFs", n, lambda: read_all(no_tables, rendered))
-        as_images = [SourceDocument(d.path, "image", d.pages) for d in rendered]
-        warmup = SourceDocument(work / "warmup.png", "image", [warmup_page(work / "warmup.png")])
-
-        for threads in (1, None):
-            label = "rapidocr" + (f" threads={threads}" if threads else " threads=all cores")
-            engine = RapidOcrEngine(threads=threads)
-            timed(rows, f"{label}: load models", "one line", 1, lambda engine=engine: engine.read(warmup))
-            timed(rows, label, "invoice PNG scans", scan_pages, lambda engine=engine: read_all(engine, scans))
-            timed(rows, label, f"invoice PDFs at {DPI} dpi", pdf_page_total,
-                  lambda engine=engine: read_all(engine, as_images))
-
-        if tesseract_available():
-            tess = TesseractEngine()
-            timed(rows, "tesseract (eng)", "invoice PNG scans", scan_pages, lambda: read_all(tess, scans))
-            timed(rows, "tesseract (eng)", f"invoice PDFs at {DPI} dpi", pdf_page_total,
-                  lambda: read_all(tess, as_images))
-        else:
-            rows.append(["tesseract", "not installed", "-", "-", "-", "-", "-"])
-
-    print(f"\n{len(pdfs)} PDFs ({pdf_page_total} pages), {scan_pages} PNG scans, {os.cpu_count()} CPUs, "
-          f"load average {os.getloadavg()[0]:.1f} at the end. CPU s/page counts every thread (and child "
-          f"process), so it is steadier than wall time on a busy machine; peak RSS is the process's "
-          f"high-water mark after each row.\n")
-    header = ["step", "input", "pages", "wall s", "pages/s", "CPU s/page", "peak RSS MB"]
+    print("\n### Speed, memory and accuracy per setting\n")
+    header = ["setting", "pages", "load s", "wall s/page", "CPU s/page", "peak RSS MB (scans)",
+              "peak RSS MB (invoices)", "TUNE digits",
+              "TUNE words", "MEASURE digits", "MEASURE words", "invoice chars"]
     print("| " + " | ".join(header) + " |")
-    print("|" + "|".join("---" for _ in header) + "|")
-    for row in rows:
-        print("| " + " | ".join(row) + " |")
+    print("|---|" + "---:|" * (len(header) - 1))
+    for r in results:
+        scans = [p for p in r["pages"] if p["set"] != "invoices"]
+        cells = [r["name"], str(len(r["pages"])), f"{r['load_s']:.1f}",
+                 f"{_mean([p['wall'] for p in scans]):.2f}", f"{_mean([p['cpu'] for p in scans]):.2f}",
+                 f"{r['peak_rss_mb_scans']:.0f}", f"{r['peak_rss_mb_invoices']:.0f}"]
+        for split in ("tune", "measure"):
+            pages = [p for p in scans if p["set"] == split]
+            rows = sum(p["rows"] for p in pages)
+            for key in ("digits", "words"):
+                right = sum(p[key] for p in pages)
+                cells.append(f"{right}/{rows} ({right / rows:.1%})" if rows else "—")
+        chars = [p["chars"] for p in r["pages"] if p["set"] == "invoices"]
+        right, total = sum(c[0] for c in chars), sum(c[1] for c in chars)
+        cells.append(f"{right / total:.1%}" if total else "—")
+        print("| " + " | ".join(cells) + " |")
+
+    print("\n### MEASURE scans by style: digits right per row\n")
+    styles = sorted({p["style"] for r in results for p in r["pages"] if p["set"] == "measure"})
+    print("| setting | " + " | ".join(styles) + " |")
+    print("|---|" + "---:|" * len(styles))
+    for r in results:
+        cells = []
+        for style in styles:
+            pages = [p for p in r["pages"] if p["set"] == "measure" and p["style"] == style]
+            cells.append(f"{sum(p['digits'] for p in pages)}/{sum(p['rows'] for p in pages)}")
+        print(f"| {r['name']} | " + " | ".join(cells) + " |")
+
+
+def main() -> int:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--seeds", type=int, default=1, help="scans per layout")
+    parser.add_argument("--settings", default="before,default", help=f"comma-separated, of: {', '.join(SETTINGS)}")
+    parser.add_argument("--repeat", type=int, default=1, help="runs of each setting (the fastest wall is kept)")
+    parser.add_argument("--worker", help=argparse.SUPPRESS)
+    parser.add_argument("--manifest", help=argparse.SUPPRESS)
+    parser.add_argument("--out", help=argparse.SUPPRESS)
+    parser.add_argument("--kind", help=argparse.SUPPRESS)
+    args = parser.parse_args()
+    if args.worker:
+        _worker(args.worker, Path(args.manifest), Path(args.out), args.kind)
+        return 0
+    names = [n for n in args.settings.split(",") if n]
+    unknown = [n for n in names if n not in SETTINGS]
+    if unknown:
+        parser.error(f"unknown settings {unknown}; known: {list(SETTINGS)}")
+    if "tesseract" in names and not shutil.which("tesseract"):
+        print("tesseract is not installed: not measured", file=sys.stderr)
+        names.remove("tesseract")
+
+    results = []
+    with tempfile.TemporaryDirectory(prefix="ocr-bench-") as tmp:
+        work = Path(tmp)
+        inputs = make_inputs(work, args.seeds)
+        manifest = work / "inputs.json"
+        manifest.write_text(json.dumps(inputs))
+        for name in names:
+            runs = []
+            for k in range(args.repeat):
+                run: dict[str, Any] = {"name": name, "pages": []}
+                for kind in ("scans", "invoices"):  # a process each: the scans' peak memory on its own
+                    out = work / f"result-{len(results)}-{k}-{kind}.json"
+                    subprocess.run([sys.executable, __file__, "--worker", name, "--manifest", str(manifest),
+                                    "--out", str(out), "--kind", kind], check=True)
+                    part = json.loads(out.read_text())
+                    run["pages"] += part["pages"]
+                    run.setdefault("load_s", part["load_s"])
+                    run[f"peak_rss_mb_{kind}"] = part["peak_rss_mb"]
+                runs.append(run)
+            best = min(runs, key=lambda r: _mean([p["wall"] for p in r["pages"] if p["set"] != "invoices"]))
+            results.append(best)
+            scans = [p for p in best["pages"] if p["set"] != "invoices"]
+            print(f"  {name}: {_mean([p['wall'] for p in scans]):.2f} s wall, "
+                  f"{_mean([p['cpu'] for p in scans]):.2f} s CPU per scan", file=sys.stderr, flush=True)
+    print(f"\n{len(inputs)} pages ({sum(i['set'] != 'invoices' for i in inputs)} acta scans, "
+          f"{sum(i['set'] == 'invoices' for i in inputs)} invoice PNGs), {os.cpu_count()} CPUs, load average "
+          f"{os.getloadavg()[0]:.1f} at the end. CPU s/page counts every thread of the process; wall and CPU are "
+          f"means over the acta scans.")
+    report(results)
+    return 0
 
 
 if __name__ == "__main__":
-    main()
+    raise SystemExit(main())

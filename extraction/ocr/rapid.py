@@ -8,57 +8,108 @@ words like every engine's. No tables.
 
 from __future__ import annotations
 
+import time
+from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 from typing import Any
 
 from extraction.ocr.blocks import BBox, OcrBlock, OcrError, OcrPage, PageImage, SourceDocument
 from extraction.ocr.lines import EngineLine, EngineWord, build_page_lines
+from extraction.ocr.rapid_tuning import lean_sessions, limit_detection_size, split_recognition
 
 Box = tuple[float, float, float, float]  # x0, y0, x1, y1 in pixels
 
 _LOADED: dict[str, Any] = {}  # RapidOCR objects by settings: a worker process loads the models once
 
+# Chosen by measurement (bench/ocr_engines.py; figures in README.md, Benchmarks); settings.py reads each from
+# the env. One thread: less CPU per page than two, and Celery runs a worker per core. A detector limit of
+# 1152 px halves detection and its memory with no row lost on the TUNE scans. Batches of 3 lines: the widest lines
+# of a page are batched together, so a smaller batch lowers the peak memory, at no cost in CPU. Padding to
+# 96 px, not RapidOCR's 320, stops a 4-digit cell from costing as much as a 320 px line.
+DEFAULT_THREADS = 1
+DEFAULT_DET_LIMIT = 1152
+DEFAULT_REC_BATCH = 3
+DEFAULT_REC_WIDTH = 96
+DEFAULT_REC_WORKERS = 1
+
+
+def _check_at_least(minimum: int, **values: int | None) -> None:
+    """A wrong setting fails when the engine is built, with its name, not as an odd reading later."""
+    for name, value in values.items():
+        if value is not None and (not isinstance(value, int) or isinstance(value, bool) or value < minimum):
+            raise OcrError(f"{name} must be a whole number of at least {minimum}, got {value!r}")
+
 
 class RapidOcrEngine:
     name = "rapidocr"
 
-    def __init__(self, *, threads: int | None = 1, text_score: float = 0.5,
+    def __init__(self, *, threads: int | None = DEFAULT_THREADS, det_limit: int | None = DEFAULT_DET_LIMIT,
+                 rec_batch: int = DEFAULT_REC_BATCH, rec_width: int = DEFAULT_REC_WIDTH,
+                 rec_workers: int = DEFAULT_REC_WORKERS,
+                 page_workers: int = 1, lean: bool = True, text_score: float = 0.5,
                  params: dict[str, Any] | None = None) -> None:
-        """`threads`: onnxruntime threads per page (None: all cores); `params`: raw RapidOCR settings.
+        """`threads`: onnxruntime threads per page (None: all cores); `det_limit`: the longest side, in
+        pixels, the text detector sees (larger pages are scaled down for detection only: recognition
+        reads the lines at full size; None: RapidOCR's own rule, which never scales a page down);
+        `rec_batch`: text lines per recogniser run; `rec_width`: the narrowest width (px, at the recogniser's
+        48 px height) a batch of lines is padded to (RapidOCR pads to 320, so a short number cost as much as
+        a line of 320 px); `rec_workers`: threads that recognise one page's lines at once (each running
+        `threads` onnxruntime threads); `page_workers`: pages of one document read at once; `lean`:
+        onnxruntime sessions without memory patterns or spinning threads (extraction/ocr/rapid_tuning.py);
+        `params`: raw RapidOCR settings, applied last.
 
-        One thread is the default: on the 2-core bench machine it read more pages per second than two
-        (less CPU per page, no spinning threads), and Celery already runs one worker per core.
+        The defaults were chosen by bench/ocr_engines.py on scans of the TUNE layouts (README.md, Benchmarks):
+        detection is most of the cost of a full-size page and small print is still found at 1152 px.
         """
+        _check_at_least(1, threads=threads, rec_batch=rec_batch, rec_workers=rec_workers, page_workers=page_workers)
+        _check_at_least(16, rec_width=rec_width)
+        _check_at_least(32, det_limit=det_limit)  # the detector's network halves the image five times
         settings: dict[str, Any] = {
             "Global.use_cls": False,  # pages are rendered upright; the angle classifier only costs time
             "Global.return_word_box": True,
             "Global.text_score": text_score,
             "Global.log_level": "warning",
+            "Rec.rec_batch_num": rec_batch,
+            "Rec.rec_img_shape": [3, 48, rec_width],
         }
         if threads:
             settings["EngineConfig.onnxruntime.intra_op_num_threads"] = threads
         settings.update(params or {})
         self._settings = settings
+        self.det_limit = det_limit
+        self.lean_sessions = lean
+        self.rec_workers = rec_workers
+        self.page_workers = page_workers
+        self.timings: dict[int, dict[str, float]] = {}  # page number -> seconds per step, for the bench
         self._ocr: Any = None
 
     def _engine(self) -> Any:
         if self._ocr is None:  # model loading is slow: once per engine, shared by equal settings
-            key = repr(sorted(self._settings.items()))
+            key = repr((sorted(self._settings.items()), self.det_limit, self.rec_workers, self.lean_sessions))
             if key not in _LOADED:
                 from rapidocr import RapidOCR
 
-                _LOADED[key] = RapidOCR(params=dict(self._settings))
+                ocr = RapidOCR(params=dict(self._settings))
+                if self.lean_sessions:
+                    lean_sessions(ocr, threads=self._settings.get("EngineConfig.onnxruntime.intra_op_num_threads"))
+                if self.det_limit:
+                    limit_detection_size(ocr, limit=self.det_limit)
+                if self.rec_workers > 1:
+                    split_recognition(ocr, workers=self.rec_workers)
+                _LOADED[key] = ocr
             self._ocr = _LOADED[key]
         return self._ocr
 
     def read(self, document: SourceDocument) -> list[OcrPage]:
         if not document.pages:
             raise OcrError("the document has no rendered pages to read")
-        return [self.read_image(page) for page in document.pages]
+        return read_pages(self, document.pages)
 
     def read_image(self, page: PageImage) -> OcrPage:
+        engine = self._engine()  # loaded before the clock starts: loading is timed apart
+        started = time.perf_counter()
         try:
-            result = self._engine()(str(page.path))
+            result = engine(str(page.path))
         except Exception as exc:  # an engine fault must reach the document as a readable error
             raise OcrError(f"rapidocr failed on page {page.number}: {exc}") from exc
         image = getattr(result, "img", None)
@@ -70,8 +121,26 @@ class RapidOcrEngine:
             _RawLine(text=text, score=float(score), quad=[(float(x), float(y)) for x, y in quad], items=items)
             for text, score, quad, items in _zip_lines(result)
         ]
-        return OcrPage(number=page.number, blocks=build_blocks(lines, page.number, width, height),
-                       engine=self.name)
+        ocr_done = time.perf_counter()
+        blocks = build_blocks(lines, page.number, width, height)
+        detect, _, recognise = (float(x or 0.0) for x in (getattr(result, "elapse_list", None) or (0, 0, 0)))
+        self.timings[page.number] = {"detect": detect, "recognise": recognise,
+                                     "other": max(ocr_done - started - detect - recognise, 0.0),
+                                     "blocks": time.perf_counter() - ocr_done}
+        return OcrPage(number=page.number, blocks=blocks, engine=self.name)
+
+
+def read_pages(engine: Any, pages: list[PageImage]) -> list[OcrPage]:
+    """`engine.read_image` on each page, `engine.page_workers` pages at a time, results in page order.
+
+    onnxruntime and OpenCV release the GIL, so threads read pages truly in parallel; the RapidOCR object
+    is shared (its sessions are thread-safe, and each call sets the same parameters).
+    """
+    workers = min(getattr(engine, "page_workers", 1), len(pages))
+    if workers <= 1:
+        return [engine.read_image(page) for page in pages]
+    with ThreadPoolExecutor(max_workers=workers, thread_name_prefix="ocr-page") as pool:
+        return list(pool.map(engine.read_image, pages))
 
 
 @dataclass

@@ -6,6 +6,7 @@ binary, boto3 for Textract) are touched only when an engine actually reads.
 
 from __future__ import annotations
 
+from concurrent.futures import ThreadPoolExecutor
 from typing import Any
 
 from extraction.ocr.blocks import OcrEngine, OcrError, OcrPage, PageImage, SourceDocument
@@ -87,8 +88,14 @@ class AutoEngine:
                         pages.append(add_embedded_text(page, text_page, self.scan_engine) if self.images else text_page)
                     else:
                         to_scan.append(image)
-        for image in to_scan:  # one page at a time so any engine keeps the true page number
-            pages.append(self._scan(image))
+        # One page per call so any engine keeps the true page number; an engine with page_workers reads
+        # that many pages at once (onnxruntime releases the GIL).
+        workers = min(getattr(self.scan_engine, "page_workers", 1), len(to_scan))
+        if workers > 1:
+            with ThreadPoolExecutor(max_workers=workers, thread_name_prefix="ocr-page") as pool:
+                pages += pool.map(self._scan, to_scan)
+        else:
+            pages += [self._scan(image) for image in to_scan]
         return sorted(pages, key=lambda p: p.number)
 
     def _scan(self, image: PageImage) -> OcrPage:

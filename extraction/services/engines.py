@@ -15,4 +15,13 @@ def engine_for(name: str) -> OcrEngine:
 
     if name == "textract":
         return get_engine(name, region=settings.AWS_REGION, bucket=settings.TEXTRACT_BUCKET or None)
+    if name in ("rapidocr", "auto"):
+        return get_engine(name, **rapidocr_options())
     return get_engine(name)
+
+
+def rapidocr_options() -> dict[str, int]:
+    """RapidOCR's speed settings (settings.OCR_*, read from the env and checked at start-up)."""
+    return {"threads": settings.OCR_THREADS, "det_limit": settings.OCR_DET_LIMIT,
+            "rec_batch": settings.OCR_REC_BATCH, "rec_width": settings.OCR_REC_WIDTH, "rec_workers": settings.OCR_REC_WORKERS,
+            "page_workers": settings.OCR_PAGE_WORKERS}
