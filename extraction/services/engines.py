@@ -22,6 +22,6 @@ def engine_for(name: str) -> OcrEngine:
 
 def rapidocr_options() -> dict[str, int]:
     """RapidOCR's speed settings (settings.OCR_*, read from the env and checked at start-up)."""
-    return {"threads": settings.OCR_THREADS, "det_limit": settings.OCR_DET_LIMIT,
+    return {"threads": settings.OCR_THREADS, "det_limit": settings.OCR_DET_LIMIT or None,
             "rec_batch": settings.OCR_REC_BATCH, "rec_width": settings.OCR_REC_WIDTH, "rec_workers": settings.OCR_REC_WORKERS,
             "page_workers": settings.OCR_PAGE_WORKERS}

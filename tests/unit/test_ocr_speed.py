@@ -199,4 +199,5 @@ def test_lean_sessions_plan_no_memory_patterns_and_keep_the_thread_count():
         assert options.enable_mem_pattern is False and options.enable_cpu_mem_arena is False
         assert options.intra_op_num_threads == 1
     plain = RapidOcrEngine(threads=1, lean=False)._engine()
-    assert plain.text_det.session.session.get_session_options().enable_mem_pattern is True
+    detector = plain.text_det or plain._load_det_model()  # noqa: SLF001 - loaded lazily without a detector limit
+    assert detector.session.session.get_session_options().enable_mem_pattern is True
