@@ -100,8 +100,8 @@ def test_a_reviewer_clears_a_flagged_acta_with_the_mouse_and_then_the_keyboard_a
     page.keyboard.press("n")
     page.wait_for_url(f"{base}/documents/{document.id}/")
     assert Document.objects.get(pk=document.id).claimed_by == users["reviewer"]
-    focused = page.evaluate("document.activeElement.getAttribute('data-path')")
-    assert focused == digits_path
+    page.wait_for_function("path => document.activeElement && document.activeElement.getAttribute('data-path') === path",
+                           arg=digits_path, timeout=5000)  # the desk focuses the flagged field once it is drawn
     page.keyboard.press("Enter")  # shows the proof of the digits
     page.wait_for_selector(f'#page-pane[data-field="{digits_path}"] .proof-box.on')
     page.keyboard.press("j")  # the words beside them
@@ -117,7 +117,9 @@ def test_a_reviewer_clears_a_flagged_acta_with_the_mouse_and_then_the_keyboard_a
     page.keyboard.type(true_words)
     page.keyboard.press("Enter")
     page.wait_for_selector("#violations h2:has-text('All rules pass')")
-    assert page.evaluate("document.activeElement.getAttribute('data-path')") == words_path
+    # focus comes back to the field once the swapped fields have settled (a moment after the rules pane)
+    page.wait_for_function("path => document.activeElement && document.activeElement.getAttribute('data-path') === path",
+                           arg=words_path, timeout=5000)
     screenshot(page, "desk-corrected")
     page.keyboard.press("v")  # verifies and opens the next document: none is left, so the queue
     page.wait_for_url(base + "/queue/")
