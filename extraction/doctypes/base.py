@@ -208,6 +208,17 @@ def field_labels(groups: list[FieldGroup]) -> dict[str, str]:
     return out
 
 
+def label_of(labels: dict[str, str], path: str) -> str:
+    """A field's label from `field_labels`; a path the groups do not show reads as words, under its row's
+    label when the row has one ('rows[3].party' -> 'PPT — ...: party')."""
+    if path in labels:
+        return labels[path]
+    row, _, rest = path.rpartition(".")
+    if row in labels:
+        return f"{labels[row]}: {path_words(rest)}"
+    return path_words(path)
+
+
 def path_words(path: str) -> str:
     """A field path in words when no group names it: 'rows[3].party' -> 'rows 4: party'."""
     text = re.sub(r"\[(\d+)\]", lambda m: f" {int(m.group(1)) + 1}", path)
@@ -283,13 +294,7 @@ class DocumentType:
 
     def field_label(self, answer: dict[str, Any], path: str) -> str:
         """One field's label; a path the groups do not show reads as words ('rows[3].party' -> 'PPT — ...: party')."""
-        labels = self.field_labels(answer)
-        if path in labels:
-            return labels[path]
-        row, _, rest = path.rpartition(".")
-        if row in labels:
-            return f"{labels[row]}: {path_words(rest)}"
-        return path_words(path)
+        return label_of(self.field_labels(answer), path)
 
     def parse_answer(self, data: Any) -> dict[str, Any]:
         """Validate a model's answer (JSON text, dict or model) and return it as a JSON-safe dict.

@@ -213,17 +213,23 @@ def _rule_context(document: Document) -> RuleContext:
     return RuleContext(prompt=render_prompt(pages), blocks=[b for p in pages for b in p.blocks])
 
 
+def _held_for_edit(*, document_id: int, user, expected_version: int) -> tuple[Document, Extraction, Any]:
+    """Inside an edit's transaction: the guarded update first (it locks the row, so the answer read next is
+    the one the edit replaces), then the document, its current extraction and its type."""
+    _hold(document_id=document_id, user=user, expected_version=expected_version, bump=True)
+    document = Document.objects.select_related("batch").get(pk=document_id)
+    extraction = current_extraction(document_id=document_id)
+    if extraction is None or not extraction.answer:
+        raise NotEditable("This document has no extracted answer to correct.")
+    return document, extraction, get_doctype(extraction.doctype or document.batch.doctype)
+
+
 def field_edit(*, document_id: int, user, path: str, raw_value: str | None, expected_version: int) -> EditResult:
     """Set one field to the reviewer's value, re-run the rules and save the violations; one ReviewEvent."""
     with transaction.atomic():
-        # The guarded update first: it locks the row, so the answer read below is the one this edit replaces
-        # (an invalid value raises and rolls the version back).
-        _hold(document_id=document_id, user=user, expected_version=expected_version, bump=True)
-        document = Document.objects.select_related("batch").get(pk=document_id)
-        extraction = current_extraction(document_id=document_id)
-        if extraction is None or not extraction.answer:
-            raise NotEditable("This document has no extracted answer to correct.")
-        doctype = get_doctype(extraction.doctype or document.batch.doctype)
+        # An invalid value raises and rolls the version bump back.
+        document, extraction, doctype = _held_for_edit(document_id=document_id, user=user,
+                                                       expected_version=expected_version)
         before = get_value(extraction.answer, path)
         answer, value = _parse_value(doctype=doctype, answer=extraction.answer, path=path, raw=raw_value)
         Extraction.objects.filter(pk=extraction.pk).update(answer=answer)
@@ -279,12 +285,8 @@ def field_take_from_page(*, document_id: int, user, path: str, block_ids: list[i
     if not ids:
         raise InvalidValue("Pick a word or a line on the page first.")
     with transaction.atomic():
-        _hold(document_id=document_id, user=user, expected_version=expected_version, bump=True)
-        document = Document.objects.select_related("batch").get(pk=document_id)
-        extraction = current_extraction(document_id=document_id)
-        if extraction is None or not extraction.answer:
-            raise NotEditable("This document has no extracted answer to correct.")
-        doctype = get_doctype(extraction.doctype or document.batch.doctype)
+        document, extraction, doctype = _held_for_edit(document_id=document_id, user=user,
+                                                       expected_version=expected_version)
         try:
             node = get_field(extraction.answer, path)
         except KeyError:

@@ -12,6 +12,7 @@ from django.utils.safestring import mark_safe
 from django.views.decorators.http import require_POST
 
 from extraction import charts, selectors
+from extraction.doctypes.base import label_of
 from extraction.models import Extraction, Round
 from extraction.selectors_dashboard import audit_summary
 from extraction.services import audit as audit_service
@@ -20,7 +21,7 @@ from reviewer.access import role_required
 from reviewer.models import AuditItem, AuditSample
 from reviewer.roles import ADMIN, SUPERVISOR
 from reviewer.views.batches import get_batch
-from reviewer.views.desk_panes import field_items, label_of, labels_for, ocr_layer
+from reviewer.views.desk_panes import field_items, labels_for, ocr_layer
 
 AUDIT_ROLES = (SUPERVISOR, ADMIN)
 

@@ -19,6 +19,7 @@ from django.utils.http import urlencode
 from django.views.decorators.http import require_POST
 
 from extraction import selectors
+from extraction.doctypes.base import label_of
 from extraction.models import Document, Extraction, Page
 from extraction.services import presence, review
 from reviewer.access import has_role, role_required
@@ -30,7 +31,6 @@ from reviewer.views.desk_panes import (
     display_status,
     fid,
     field_items,
-    label_of,
     labels_for,
     least_sure,
     ocr_layer,

@@ -17,7 +17,7 @@ from django.conf import settings
 from django.utils.safestring import SafeString, mark_safe
 
 from extraction import selectors
-from extraction.doctypes.base import field_labels, lower_first, path_words
+from extraction.doctypes.base import field_labels, label_of, lower_first
 from extraction.doctypes.registry import UnknownDocumentType, get_doctype
 from extraction.models import Document, Extraction, Page
 from extraction.services import review
@@ -95,15 +95,6 @@ def labels_for(extraction: Extraction | None, groups=None) -> dict[str, str]:
         except UnknownDocumentType:
             return {}
     return field_labels(groups)
-
-
-def label_of(labels: dict[str, str], path: str) -> str:
-    if path in labels:
-        return labels[path]
-    row, _, rest = path.rpartition(".")
-    if row in labels:
-        return f"{labels[row]}: {path_words(rest)}"
-    return path_words(path)
 
 
 def in_words(text: str, paths, labels: dict[str, str]) -> str:
