@@ -1,10 +1,10 @@
-"""Reads for field confidence: the model in use per document type, how often people correct each field kind,
-and the fields people have judged (the labels a confidence model is fitted and measured on)."""
+"""Reads for field confidence: the model in use per document type, each document's newest extraction with
+fields, how often people correct each field kind, the suspicious-pass threshold. The fields people judged
+(reviews and audits: the labels a model is fitted on) are reviewer.selectors_confidence."""
 
 from __future__ import annotations
 
 from collections import Counter
-from dataclasses import dataclass
 
 from extraction.confidence import ConfidenceModel as Scorer
 from extraction.confidence import prior_model
@@ -24,17 +24,6 @@ def confidence_model_current(*, doctype: str) -> tuple[int, Scorer]:
     return row.version, Scorer.from_json(row.params)
 
 
-@dataclass(frozen=True)
-class Label:
-    document_id: int
-    extraction_id: int
-    path: str
-    signals: dict
-    confidence: float | None
-    right: bool
-    source: str  # review or audit
-
-
 def latest_extractions(doctype: str) -> dict[int, int]:
     """Per document of the type, its newest extraction that produced fields."""
     out: dict[int, int] = {}
@@ -43,37 +32,6 @@ def latest_extractions(doctype: str) -> dict[int, int]:
     for document_id, extraction_id in rows:
         out.setdefault(document_id, extraction_id)
     return out
-
-
-def confidence_labels(*, doctype: str) -> list[Label]:
-    """Fields people judged: every field of a reviewed document (right unless a reviewer corrected it) and of
-    an audited one (right unless the supervisor marked it wrong); the audit's verdict wins for a document
-    judged both ways. Only fields that were scored (their signals stored) count."""
-    from reviewer.models import AuditItem
-
-    latest = latest_extractions(doctype)
-    audited: dict[int, set[str]] = {}
-    for extraction_id, verdict, wrong in AuditItem.objects.filter(
-            extraction_id__in=latest.values()).exclude(verdict=AuditItem.Verdict.PENDING).values_list(
-            "extraction_id", "verdict", "wrong_fields"):
-        audited[extraction_id] = set(wrong or []) if verdict == AuditItem.Verdict.DISAGREE else set()
-    reviewed = set(Extraction.objects.filter(
-        id__in=latest.values(),
-        document__review_status__in=[ReviewStatus.VERIFIED.value, ReviewStatus.CORRECTED.value],
-    ).values_list("id", flat=True))
-    judged = reviewed | set(audited)
-    labels = []
-    rows = (FieldValue.objects.filter(extraction_id__in=judged).exclude(signals={})
-            .order_by("-extraction_id", "position")
-            .values_list("extraction__document_id", "extraction_id", "path", "signals", "field_confidence",
-                         "corrected", "value", "model_value")[:_RECENT_LABELS])
-    for document_id, extraction_id, path, signals, confidence, corrected, value, model_value in rows:
-        if extraction_id in audited:
-            right, source = path not in audited[extraction_id] and value == model_value, "audit"
-        else:
-            right, source = not corrected or value == model_value, "review"
-        labels.append(Label(document_id, extraction_id, path, signals, confidence, right, source))
-    return labels
 
 
 _RATES_SECONDS = 300  # every finished extraction asks; the rates move slowly, so they are kept a while

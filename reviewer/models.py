@@ -1,7 +1,7 @@
 """Supervisor audits: random samples of a batch's passed documents and a verdict on each.
 
 They live in the `reviewer` app so that their migrations never collide with the pipeline's. Writes go
-through extraction.services.audit; a verdict that disagrees moves its document through the guarded
+through reviewer.services.audit; a verdict that disagrees moves its document through the guarded
 transitions there.
 """
 

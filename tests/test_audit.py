@@ -9,9 +9,9 @@ from django.urls import reverse
 from extraction import stats
 from extraction.models import Document, ReviewEvent, Violation
 from extraction.selectors import queue_documents_open
-from extraction.selectors_dashboard import audit_summary
-from extraction.services import audit
 from reviewer.models import AuditItem, AuditSample
+from reviewer.selectors_audit import audit_summary
+from reviewer.services import audit
 from tests.dashboard_data import make_batch, make_doc
 from tests.desk_data import flagged_acta
 

@@ -10,9 +10,10 @@ from django.core.management import CommandError, call_command
 
 from extraction.confidence import MIN_LABELS
 from extraction.models import ConfidenceModel, Document, Extraction, FieldValue
-from extraction.selectors_confidence import confidence_labels, confidence_model_current
-from extraction.services.confidence import NotEnoughLabels, confidence_model_save, confidence_refit
+from extraction.selectors_confidence import confidence_model_current
 from extraction.states import ReviewStatus
+from reviewer.selectors_confidence import confidence_labels
+from reviewer.services.confidence import NotEnoughLabels, confidence_model_save, confidence_refit
 from tests.acta_answers import misread
 from tests.test_extraction_llm import acta_pdf, model, process, row_with, when_told
 

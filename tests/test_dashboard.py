@@ -152,7 +152,7 @@ def test_the_dashboard_page_shows_the_figures_and_server_drawn_charts(client_as,
 
 
 def test_the_rule_chart_and_the_audit_charts_do_not_mix_up(client_as, known_batch, users):
-    from extraction.services import audit
+    from reviewer.services import audit
 
     sample = audit.audit_sample_draw(batch=known_batch, user=users["supervisor"],
                                      request=audit.sample_request(count=1, seed=5))

@@ -11,8 +11,9 @@ from django.urls import reverse
 
 from extraction.models import FieldValue
 from extraction.rules import get_value, iter_fields
-from extraction.services import audit, review
+from extraction.services import review
 from extraction.services.export import batch_events, batch_export_documents, csv_cell
+from reviewer.services import audit
 from tests.dashboard_data import (
     make_batch,
     make_doc,

@@ -8,10 +8,10 @@ from django.urls import get_resolver, reverse
 
 from extraction.acta.generate import generate_acta
 from extraction.models import Block, Document, Extraction, FieldValue, Violation
-from extraction.services.audit import audit_sample_draw, sample_request
 from extraction.services.ingest import IncomingFile, batch_create_from_files
 from extraction.services.pipeline import document_process
 from extraction.states import Status
+from reviewer.services.audit import audit_sample_draw, sample_request
 
 A, R, S = "admin", "reviewer", "supervisor"
 ROLES = ("anonymous", "outsider", A, R, S)

@@ -14,12 +14,12 @@ from django.views.decorators.http import require_POST
 from extraction import charts, selectors
 from extraction.doctypes.base import label_of
 from extraction.models import Extraction, Round
-from extraction.selectors_dashboard import audit_summary
-from extraction.services import audit as audit_service
 from extraction.states import Status
 from reviewer.access import role_required
 from reviewer.models import AuditItem, AuditSample
 from reviewer.roles import ADMIN, SUPERVISOR
+from reviewer.selectors_audit import audit_summary
+from reviewer.services import audit as audit_service
 from reviewer.views.batches import get_batch
 from reviewer.views.desk_panes import field_items, labels_for, ocr_layer
 

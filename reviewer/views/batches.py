@@ -7,12 +7,12 @@ from django.shortcuts import get_object_or_404, redirect, render
 
 from extraction import selectors
 from extraction.models import Batch
-from extraction.services.deletion import DeletionError
-from extraction.services.deletion import batch_delete as batch_delete_service
 from extraction.services.ingest import IncomingFile, batch_create_from_files
 from reviewer.access import role_required
 from reviewer.forms import UploadForm
 from reviewer.roles import ADMIN, SUPERVISOR
+from reviewer.services.deletion import DeletionError
+from reviewer.services.deletion import batch_delete as batch_delete_service
 
 
 def get_batch(request: HttpRequest, batch_id: int) -> Batch:

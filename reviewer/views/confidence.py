@@ -13,21 +13,17 @@ from django.views.decorators.http import require_POST
 from extraction import charts
 from extraction.doctypes.registry import DOCTYPE_CHOICES, UnknownDocumentType, get_doctype
 from extraction.models import ConfidenceModel
-from extraction.selectors_calibration import (
+from extraction.selectors_confidence import suspicious_threshold
+from extraction.services.confidence import suspicious_threshold_set
+from reviewer.access import role_required
+from reviewer.roles import ADMIN, SUPERVISOR
+from reviewer.selectors_calibration import (
     audit_by_band,
     calibration_summary,
     judge_agreement,
     threshold_curve_estimate,
 )
-from extraction.selectors_confidence import suspicious_threshold
-from extraction.services.confidence import (
-    NotEnoughLabels,
-    confidence_model_save,
-    confidence_refit,
-    suspicious_threshold_set,
-)
-from reviewer.access import role_required
-from reviewer.roles import ADMIN, SUPERVISOR
+from reviewer.services.confidence import NotEnoughLabels, confidence_model_save, confidence_refit
 
 WIDTHS = (0.05, 0.1, 0.2)
 

@@ -8,9 +8,10 @@ from django.shortcuts import render
 from django.utils.safestring import mark_safe
 
 from extraction import charts
-from extraction.selectors_dashboard import audit_summary, batch_dashboard, batch_runs
+from extraction.selectors_dashboard import batch_dashboard, batch_runs
 from reviewer.access import role_required
 from reviewer.roles import ADMIN, SUPERVISOR
+from reviewer.selectors_audit import audit_summary
 from reviewer.views.audit import estimate_charts, family_labels
 from reviewer.views.batches import get_batch
 

@@ -21,8 +21,9 @@ from django.views.decorators.http import require_POST
 from extraction import selectors
 from extraction.doctypes.base import label_of
 from extraction.models import Document, Extraction, Page
-from extraction.services import presence, review
+from extraction.services import review
 from reviewer.access import has_role, role_required
+from reviewer.services import presence
 from reviewer.views.desk_panes import (
     DESK_ROLES,
     SEND_BACK_ROLES,

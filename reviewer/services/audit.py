@@ -24,7 +24,6 @@ from reviewer.models import AuditItem, AuditSample
 # The code of the violation a disagreement adds to the document's current extraction.
 AUDIT_DISAGREE_CODE = "audit_disagree"
 MAX_SEED = 2**53  # seeds stay exact in JSON and in a browser's number input
-NO_RULE = "(no rule fired on these fields)"
 
 
 class AuditError(Exception):

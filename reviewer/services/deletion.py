@@ -6,6 +6,7 @@ from django.db import transaction
 
 from extraction.models import Batch, Block, Document, Page, Upload
 from extraction.states import Status
+from reviewer.models import BatchDeletion
 
 
 class DeletionError(Exception):
@@ -14,8 +15,6 @@ class DeletionError(Exception):
 
 def batch_delete(*, batch_id: int, confirm_name: str, user, reason: str = ""):
     """Delete a batch, its rows and its stored files, leaving a BatchDeletion record."""
-    from reviewer.models import BatchDeletion
-
     with transaction.atomic():
         batch = Batch.objects.select_for_update().get(pk=batch_id)
         if confirm_name.strip() != batch.name:

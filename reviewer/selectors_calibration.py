@@ -11,8 +11,10 @@ from typing import Any
 from extraction.calibration import auroc, brier, ece, reliability_bins, sample_size_for_width, wilson
 from extraction.confidence_signals import field_kind
 from extraction.models import Document, Extraction, FieldValue, Violation
-from extraction.selectors_confidence import confidence_labels, latest_extractions
+from extraction.selectors_confidence import latest_extractions
 from extraction.states import ReviewStatus, Status
+from reviewer.models import AuditItem
+from reviewer.selectors_confidence import confidence_labels
 
 THRESHOLDS = (0.5, 0.7, 0.8, 0.9, 0.95, 0.98, 0.99, 0.995)
 
@@ -73,8 +75,6 @@ def judge_agreement(*, doctype: str) -> dict[str, Any] | None:
     """For a type with rubric checks: the judge's verdict (no `rubric:` rule broken) against people's (verified
     or an agreeing audit accepts; a correction, a rejection or a disagreeing audit rejects), over decided
     documents whose code rules all passed (the judge is asked only then)."""
-    from reviewer.models import AuditItem
-
     latest = latest_extractions(doctype)
     broken: dict[int, set[str]] = defaultdict(set)
     for extraction_id, code in Violation.objects.filter(extraction_id__in=latest.values()).values_list(
@@ -115,8 +115,6 @@ def audit_by_band(*, doctype: str) -> list[dict[str, Any]]:
     """Passed documents by the band of their least sure field: how many, how many a supervisor audited, how
     many of those were wrong, and the false-pass rate with its Wilson interval per band (audits stratified
     by confidence: the bands a threshold would route or leave)."""
-    from reviewer.models import AuditItem
-
     latest = latest_extractions(doctype)
     passed = Document.objects.filter(id__in=latest, status=Status.PASSED.value).values_list("id", flat=True)
     lowest: dict[int, float] = {}

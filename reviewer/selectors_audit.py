@@ -1,0 +1,57 @@
+"""The false-pass estimate of a batch from its supervisors' audits (one query for the items, one count)."""
+
+from __future__ import annotations
+
+from collections import Counter
+from typing import Any
+
+from extraction import stats
+from extraction.models import Batch, Document
+from extraction.selectors_dashboard import field_family, rule_label
+from extraction.states import Status
+from reviewer.models import AuditItem
+
+NO_RULE = "(no rule fired on these fields)"  # a disagreement on fields no rule looked at
+
+
+def audit_summary(*, batch: Batch) -> dict[str, Any]:
+    """The false-pass rate from the batch's audits: each document counts once (its first verdict)."""
+    items = (AuditItem.objects.filter(sample__batch=batch).order_by("decided_at", "id")
+             .values("document_id", "verdict", "wrong_fields", "rules", "decided_at"))
+    verdict_of: dict[int, dict] = {}
+    pending_docs = set()
+    for item in items:
+        if item["verdict"] == AuditItem.Verdict.PENDING:
+            pending_docs.add(item["document_id"])
+        elif item["document_id"] not in verdict_of:
+            verdict_of[item["document_id"]] = item
+    pending_docs -= set(verdict_of)
+    disagreements = [v for v in verdict_of.values() if v["verdict"] == AuditItem.Verdict.DISAGREE]
+    estimate = stats.proportion(len(disagreements), len(verdict_of))
+    by_field: Counter = Counter()
+    by_rule: Counter = Counter()
+    for d in disagreements:
+        for family in {field_family(f) for f in d["wrong_fields"] or []}:
+            by_field[family] += 1
+        if not d["wrong_fields"]:
+            by_field["(fields not named)"] += 1
+        for code in d["rules"] or []:
+            by_rule[code] += 1
+        if d["wrong_fields"] and not d["rules"]:
+            by_rule[NO_RULE] += 1
+    passed_now = Document.objects.filter(batch=batch, status=Status.PASSED.value).count()
+    # Documents a disagreement flagged were passed when sampled: the rate applies to the passed set as drawn.
+    passed_population = passed_now + len(disagreements)
+    return {
+        "estimate": estimate,
+        "audited": len(verdict_of),
+        "agreed": len(verdict_of) - len(disagreements),
+        "disagreed": len(disagreements),
+        "pending": len(pending_docs),
+        "passed_population": passed_population,
+        "wrong_low": round(estimate.low * passed_population),
+        "wrong_high": round(estimate.high * passed_population),
+        "by_field": [(f, n) for f, n in sorted(by_field.items(), key=lambda kv: (-kv[1], kv[0]))],
+        "by_rule": [(c, rule_label(c) if not c.startswith("(") else c, n)
+                    for c, n in sorted(by_rule.items(), key=lambda kv: (-kv[1], kv[0]))],
+    }

@@ -1,0 +1,52 @@
+"""The fields people judged, reviews and audits: the labels a confidence model is fitted and measured on."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from extraction.models import Extraction, FieldValue
+from extraction.selectors_confidence import latest_extractions
+from extraction.states import ReviewStatus
+from reviewer.models import AuditItem
+
+_RECENT_LABELS = 20_000  # the newest judged fields are enough to estimate a rate or fit a dozen weights
+
+
+@dataclass(frozen=True)
+class Label:
+    document_id: int
+    extraction_id: int
+    path: str
+    signals: dict
+    confidence: float | None
+    right: bool
+    source: str  # review or audit
+
+
+def confidence_labels(*, doctype: str) -> list[Label]:
+    """Fields people judged: every field of a reviewed document (right unless a reviewer corrected it) and of
+    an audited one (right unless the supervisor marked it wrong); the audit's verdict wins for a document
+    judged both ways. Only fields that were scored (their signals stored) count."""
+    latest = latest_extractions(doctype)
+    audited: dict[int, set[str]] = {}
+    for extraction_id, verdict, wrong in AuditItem.objects.filter(
+            extraction_id__in=latest.values()).exclude(verdict=AuditItem.Verdict.PENDING).values_list(
+            "extraction_id", "verdict", "wrong_fields"):
+        audited[extraction_id] = set(wrong or []) if verdict == AuditItem.Verdict.DISAGREE else set()
+    reviewed = set(Extraction.objects.filter(
+        id__in=latest.values(),
+        document__review_status__in=[ReviewStatus.VERIFIED.value, ReviewStatus.CORRECTED.value],
+    ).values_list("id", flat=True))
+    judged = reviewed | set(audited)
+    labels = []
+    rows = (FieldValue.objects.filter(extraction_id__in=judged).exclude(signals={})
+            .order_by("-extraction_id", "position")
+            .values_list("extraction__document_id", "extraction_id", "path", "signals", "field_confidence",
+                         "corrected", "value", "model_value")[:_RECENT_LABELS])
+    for document_id, extraction_id, path, signals, confidence, corrected, value, model_value in rows:
+        if extraction_id in audited:
+            right, source = path not in audited[extraction_id] and value == model_value, "audit"
+        else:
+            right, source = not corrected or value == model_value, "review"
+        labels.append(Label(document_id, extraction_id, path, signals, confidence, right, source))
+    return labels
