@@ -2,9 +2,11 @@
 
 from __future__ import annotations
 
+from typing import Any
+
 from django.conf import settings as conf
 from django.db import models
-from django.db.models import Q
+from django.db.models import OuterRef, Q, Subquery
 
 from extraction.states import ReviewStatus, Status, StopReason
 
@@ -170,6 +172,31 @@ class Block(models.Model):
         return f"{self.type} {self.text[:40]}"
 
 
+class ExtractionQuerySet(models.QuerySet):
+    """The one definition of a document's *current* extraction: its newest run (re-runs add new ones)."""
+
+    def newest_first(self) -> ExtractionQuerySet:
+        """Per document, its newest run first (the current one)."""
+        return self.order_by("document_id", "-started_at", "-id")
+
+    def current_for(self, document: Document | int) -> Extraction | None:
+        """The document's (or document id's) current extraction; None before its first run."""
+        return self.filter(document=document).newest_first().first()
+
+    def current_id(self, document: Any = None) -> Subquery:
+        """The current extraction's id as a subquery, to annotate documents in one query (default: the outer
+        row's pk, for `Document.objects.annotate(current_extraction_id=Extraction.objects.current_id())`)."""
+        return Subquery(self.filter(document=OuterRef("pk") if document is None else document)
+                        .newest_first().values("id")[:1])
+
+    def current_by_document(self) -> dict[int, int]:
+        """document id -> its current extraction's id, over the runs in this queryset (one query)."""
+        out: dict[int, int] = {}
+        for document_id, extraction_id in self.newest_first().values_list("document_id", "id"):
+            out.setdefault(document_id, extraction_id)
+        return out
+
+
 class Extraction(models.Model):
     """One run of the validation loop over a document; re-runs add new ones and keep the old."""
 
@@ -190,6 +217,8 @@ class Extraction(models.Model):
     error = models.TextField(blank=True)
     started_at = models.DateTimeField(auto_now_add=True)
     finished_at = models.DateTimeField(null=True, blank=True)
+
+    objects = ExtractionQuerySet.as_manager()
 
     class Meta:
         ordering = ["document", "-started_at", "-id"]

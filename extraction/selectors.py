@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from django.db.models import Count, Q, QuerySet
 
-from extraction.models import Batch, Document
+from extraction.models import Batch, Document, Extraction
 from extraction.states import Status
 
 
@@ -86,16 +86,6 @@ def rule_label(code: str) -> str:
     return code.replace("_", " ").capitalize()
 
 
-def _current_extraction_id():
-    from django.db.models import OuterRef, Subquery
-
-    from extraction.models import Extraction
-
-    return Subquery(
-        Extraction.objects.filter(document=OuterRef("pk")).order_by("-started_at", "-id").values("id")[:1]
-    )
-
-
 def queue_documents_open(*, batch_id: int | None = None, rule: str | None = None) -> QuerySet[Document]:
     """Flagged documents nobody has decided yet, oldest first, with their current extraction's id."""
     from django.db.models import Exists, OuterRef
@@ -106,7 +96,7 @@ def queue_documents_open(*, batch_id: int | None = None, rule: str | None = None
     qs = Document.objects.filter(status=Status.FLAGGED.value, review_status=ReviewStatus.UNREVIEWED.value)
     if batch_id:
         qs = qs.filter(batch_id=batch_id)
-    qs = qs.annotate(current_extraction_id=_current_extraction_id())
+    qs = qs.annotate(current_extraction_id=Extraction.objects.current_id())
     if rule:
         qs = qs.filter(Exists(Violation.objects.filter(extraction_id=OuterRef("current_extraction_id"), code=rule)))
     return qs.order_by("created_at", "id")
@@ -141,12 +131,6 @@ def document_for_desk(*, document_id: int) -> Document:
     return Document.objects.select_related("batch", "claimed_by").get(pk=document_id)
 
 
-def desk_extraction(*, document: Document):
-    from extraction.models import Extraction
-
-    return Extraction.objects.filter(document=document).order_by("-started_at", "-id").first()
-
-
 def desk_fields(*, extraction) -> dict:
     """An extraction's FieldValues by path (one query)."""
     from extraction.models import FieldValue
@@ -177,10 +161,10 @@ def document_pages(*, document: Document) -> dict[int, object]:
 
 def document_history(*, document: Document) -> dict:
     """The rounds of every extraction (newest first), what changed between rounds, and the review events."""
-    from extraction.models import Extraction, ReviewEvent, Round
+    from extraction.models import ReviewEvent, Round
     from extraction.rules import iter_fields
 
-    extractions = list(Extraction.objects.filter(document=document).order_by("-started_at", "-id"))
+    extractions = list(Extraction.objects.filter(document=document).newest_first())
     rounds_by = {}
     for r in Round.objects.filter(extraction__in=extractions).order_by("extraction_id", "number"):
         rounds_by.setdefault(r.extraction_id, []).append(r)

@@ -26,12 +26,7 @@ def confidence_model_current(*, doctype: str) -> tuple[int, Scorer]:
 
 def latest_extractions(doctype: str) -> dict[int, int]:
     """Per document of the type, its newest extraction that produced fields."""
-    out: dict[int, int] = {}
-    rows = (Extraction.objects.filter(doctype=doctype, answer__isnull=False)
-            .order_by("document_id", "-started_at", "-id").values_list("document_id", "id"))
-    for document_id, extraction_id in rows:
-        out.setdefault(document_id, extraction_id)
-    return out
+    return Extraction.objects.filter(doctype=doctype, answer__isnull=False).current_by_document()
 
 
 _RATES_SECONDS = 300  # every finished extraction asks; the rates move slowly, so they are kept a while

@@ -72,8 +72,7 @@ def field_family(path: str) -> str:
 def _extractions_by_document(batch: Batch, fields: tuple[str, ...]) -> dict[int, list[dict]]:
     """Every extraction of the batch's documents as dicts, newest first per document (one query)."""
     out: dict[int, list[dict]] = defaultdict(list)
-    rows = (Extraction.objects.filter(document__batch=batch)
-            .order_by("document_id", "-started_at", "-id").values("id", "document_id", *fields))
+    rows = Extraction.objects.filter(document__batch=batch).newest_first().values("id", "document_id", *fields)
     for row in rows.iterator(chunk_size=2000):
         out[row["document_id"]].append(row)
     return out

@@ -17,7 +17,6 @@ from collections.abc import Iterable, Iterator
 from typing import Any
 
 from django.core.serializers.json import DjangoJSONEncoder
-from django.db.models import OuterRef, Subquery
 
 from extraction.models import Batch, Document, Extraction, FieldValue, ReviewEvent
 from extraction.rules import iter_fields
@@ -42,10 +41,6 @@ def _labeller(doctype_name: str):
     except UnknownDocumentType:
         return lambda answer, path: path
     return lambda answer, path: doctype.field_label(answer if isinstance(answer, dict) else {}, path)
-
-
-def _current_extraction_id():
-    return Subquery(Extraction.objects.filter(document=OuterRef("pk")).order_by("-started_at", "-id").values("id")[:1])
 
 
 def _chunks(ids: list[int]) -> Iterator[list[int]]:
@@ -90,7 +85,7 @@ def batch_export_documents(*, batch: Batch) -> Iterator[dict[str, Any]]:
     ids = list(Document.objects.filter(batch=batch).order_by("id").values_list("id", flat=True))
     for chunk in _chunks(ids):
         documents = list(Document.objects.filter(pk__in=chunk).order_by("id")
-                         .annotate(current_extraction_id=_current_extraction_id()))
+                         .annotate(current_extraction_id=Extraction.objects.current_id()))
         ext_ids = [d.current_extraction_id for d in documents if d.current_extraction_id]
         extractions = {e.id: e for e in Extraction.objects.filter(pk__in=ext_ids)}
         fields: dict[int, dict[str, FieldValue]] = {}
@@ -188,7 +183,7 @@ def batch_events(*, batch: Batch) -> Iterator[dict[str, Any]]:
                     "before", "after", "proof_before", "proof_after", "note"))
     edited = set(ReviewEvent.objects.filter(document__batch=batch).exclude(field="")
                  .values_list("document_id", flat=True).distinct())
-    answers = dict(Document.objects.filter(pk__in=edited).annotate(current=_current_extraction_id())
+    answers = dict(Document.objects.filter(pk__in=edited).annotate(current=Extraction.objects.current_id())
                    .values_list("id", "current"))
     current = {e["id"]: e for e in Extraction.objects.filter(pk__in=[a for a in answers.values() if a])
                .values("id", "doctype", "answer")}

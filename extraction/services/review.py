@@ -125,10 +125,6 @@ def _hold(*, document_id: int, user, expected_version: int | None, bump: bool) -
         raise _why_not(document_id=document_id, user_id=user.pk, expected_version=expected_version)
 
 
-def current_extraction(*, document_id: int) -> Extraction | None:
-    return Extraction.objects.filter(document_id=document_id).order_by("-started_at", "-id").first()
-
-
 # --- claims ------------------------------------------------------------------------------------------
 
 
@@ -218,7 +214,7 @@ def _held_for_edit(*, document_id: int, user, expected_version: int) -> tuple[Do
     the one the edit replaces), then the document, its current extraction and its type."""
     _hold(document_id=document_id, user=user, expected_version=expected_version, bump=True)
     document = Document.objects.select_related("batch").get(pk=document_id)
-    extraction = current_extraction(document_id=document_id)
+    extraction = Extraction.objects.current_for(document_id)
     if extraction is None or not extraction.answer:
         raise NotEditable("This document has no extracted answer to correct.")
     return document, extraction, get_doctype(extraction.doctype or document.batch.doctype)
@@ -346,7 +342,7 @@ def document_verify(*, document_id: int, user, expected_version: int, note: str 
     """
     note = (note or "").strip()
     _hold(document_id=document_id, user=user, expected_version=expected_version, bump=True)
-    extraction = current_extraction(document_id=document_id)
+    extraction = Extraction.objects.current_for(document_id)
     broken = Violation.objects.filter(extraction=extraction).count() if extraction else 0
     if broken and not note:
         raise NoteRequired(f"{broken} rule{'s' if broken != 1 else ''} still fail: write why you verify anyway.")

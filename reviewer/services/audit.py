@@ -102,10 +102,6 @@ def audit_sample_redraw(*, sample: AuditSample) -> list[int]:
     return stats.draw_sample(sample.population_ids, sample.size, sample.seed)
 
 
-def _current_extraction(document_id: int) -> Extraction | None:
-    return Extraction.objects.filter(document_id=document_id).order_by("-started_at", "-id").first()
-
-
 def rules_on_fields(*, extraction: Extraction | None, paths: list[str]) -> list[str]:
     """The rule codes that fired on any of these fields in any round of the extraction's loop.
 
@@ -155,7 +151,7 @@ def audit_item_decide(*, item_id: int, user, verdict: str, note: str = "",
         raise AuditError("This document was already audited in this sample.")
     if document.status != Status.PASSED.value:
         raise AuditError(f"This document is {document.status} now, no longer passed; it cannot be audited.")
-    extraction = _current_extraction(document.id)
+    extraction = Extraction.objects.current_for(document.id)
     fields = list(dict.fromkeys(str(f) for f in wrong_fields if str(f).strip()))
     if verdict == AuditItem.Verdict.AGREE:
         fields = []

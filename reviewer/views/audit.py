@@ -135,7 +135,7 @@ def audit_item(request: HttpRequest, sample_id: int, item_id: int, *, error: str
     item = get_item(request, sample_id, item_id)
     document = item.document
     extraction = item.extraction if item.verdict != AuditItem.Verdict.PENDING and item.extraction_id else (
-        Extraction.objects.filter(document=document).order_by("-started_at", "-id").first())
+        Extraction.objects.current_for(document))
     rounds = Round.objects.filter(extraction=extraction).count() if extraction else 0
     items = list(item.sample.items.order_by("position", "id").values_list("id", flat=True))
     index = items.index(item.id)

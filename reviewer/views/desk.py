@@ -94,7 +94,7 @@ def _desk_context(request: HttpRequest, document: Document, *, field: str | None
                   violation: str | None = None, page: int | None = None, with_page: bool = False,
                   **kwargs) -> dict[str, Any]:
     """Everything the desk shows; the page pane (its pages and blocks) only for the whole page."""
-    extraction = selectors.desk_extraction(document=document)
+    extraction = Extraction.objects.current_for(document)
     violations = selectors.desk_violations(extraction=extraction) if extraction else []
     perms = permissions(request.user, document)
     groups, labels, items = field_items(document, extraction, violations, can_edit=perms["can_edit"])
@@ -120,7 +120,7 @@ def _desk_context(request: HttpRequest, document: Document, *, field: str | None
 
 def _field_context(request: HttpRequest, document: Document, path: str) -> dict[str, Any]:
     """What one field's cell or edit form needs, without building the whole desk."""
-    extraction = selectors.desk_extraction(document=document)
+    extraction = Extraction.objects.current_for(document)
     violations = selectors.desk_violations(extraction=extraction) if extraction else []
     perms = permissions(request.user, document)
     _, _, items = field_items(document, extraction, violations, can_edit=perms["can_edit"], only=path)
@@ -180,7 +180,7 @@ def document_proof(request: HttpRequest, document_id: int) -> HttpResponse:
     pages = selectors.document_pages(document=document)
     chosen = []
     if path:
-        extraction = selectors.desk_extraction(document=document)
+        extraction = Extraction.objects.current_for(document)
         fv = selectors.field_value(extraction=extraction, path=path) if extraction else None
         if fv is not None:
             chosen = [{"path": path, "boxes": boxes_attr(fv.proofs),

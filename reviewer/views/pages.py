@@ -7,7 +7,7 @@ from django.shortcuts import get_object_or_404
 
 from extraction import selectors
 from extraction.annotate import annotate_png
-from extraction.models import Page, Violation
+from extraction.models import Extraction, Page, Violation
 from reviewer.access import role_required
 from reviewer.views.desk import DESK_ROLES, get_document
 
@@ -36,7 +36,7 @@ def page_image(request: HttpRequest, document_id: int, number: int) -> HttpRespo
 def page_annotated(request: HttpRequest, document_id: int, number: int) -> HttpResponse:
     """The page image with the selected proof boxes drawn on it, as a download (?field=path or ?violation=id)."""
     page = get_page(request, document_id, number)
-    extraction = selectors.desk_extraction(document=page.document)
+    extraction = Extraction.objects.current_for(page.document)
     boxes = []
     if extraction is not None:
         path, violation_id = request.GET.get("field"), request.GET.get("violation", "")

@@ -82,7 +82,7 @@ def document_report(doc: Document) -> dict[str, Any]:
         "error": {"code": doc.error_code, "message": doc.error_message} if doc.error_code else None,
         "pages": doc.page_count,
     }
-    extraction = Extraction.objects.filter(document=doc).order_by("-id").first()
+    extraction = Extraction.objects.current_for(doc)
     if extraction is None:
         return {**report, "reader": None, "stop_reason": None, "best_round": None, "rounds": [],
                 "fields": [], "violations": [], "usage": None, "truth_differs": None}
