@@ -16,7 +16,9 @@ from django.db.models import F
 from django.utils import timezone
 
 from extraction import stats
-from extraction.models import Batch, Document, Extraction, ReviewEvent, Round, Violation
+from extraction.involved import involved_paths
+from extraction.models import Batch, Document, Extraction, FieldValue, ReviewEvent, Round, Violation
+from extraction.rules import iter_fields
 from extraction.services.transitions import document_transition
 from extraction.states import ReviewStatus, Status
 from reviewer.models import AuditItem, AuditSample
@@ -110,14 +112,10 @@ def rules_on_fields(*, extraction: Extraction | None, paths: list[str]) -> list[
     """
     if extraction is None or not paths:
         return []
-
-    def touches(field: str) -> bool:
-        return any(p == field or p.startswith(field + "[") or p.startswith(field + ".") for p in paths)
-
     codes = set()
     for violations in Round.objects.filter(extraction=extraction).values_list("violations", flat=True):
         for v in violations or []:
-            if isinstance(v, dict) and any(touches(str(f)) for f in v.get("fields") or []):
+            if isinstance(v, dict) and involved_paths(v.get("fields") or [], paths):
                 codes.add(str(v.get("code") or "?"))
     return sorted(codes)
 
@@ -125,9 +123,6 @@ def rules_on_fields(*, extraction: Extraction | None, paths: list[str]) -> list[
 def _paths_of(extraction: Extraction | None) -> set[str]:
     if extraction is None:
         return set()
-    from extraction.models import FieldValue
-    from extraction.rules import iter_fields
-
     paths = set(FieldValue.objects.filter(extraction=extraction).values_list("path", flat=True))
     if isinstance(extraction.answer, dict):
         paths |= {p for p, _ in iter_fields(extraction.answer)}

@@ -20,6 +20,7 @@ from django.views.decorators.http import require_POST
 
 from extraction import selectors
 from extraction.doctypes.base import label_of
+from extraction.involved import involved_paths
 from extraction.models import Document, Extraction, Page
 from extraction.services import review
 from reviewer.access import has_role, role_required
@@ -69,9 +70,7 @@ def _selection(extraction: Extraction | None, violations: list, items: dict[str,
     if violation_id and violation_id.isdigit():
         violation = next((v for v in violations if v.id == int(violation_id)), None)
         if violation is not None:
-            wanted = set(violation.fields or [])
-            chosen = [it for p, it in items.items() if p in wanted or any(p.startswith(w + "[") for w in wanted)]
-            return chosen, violation, None
+            return [items[p] for p in involved_paths(violation.fields, items)], violation, None
     if path and path in items:
         return [items[path]], None, path
     return [], None, None

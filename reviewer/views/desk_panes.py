@@ -19,6 +19,7 @@ from django.utils.safestring import SafeString, mark_safe
 from extraction import selectors
 from extraction.doctypes.base import field_labels, label_of, lower_first
 from extraction.doctypes.registry import UnknownDocumentType, get_doctype
+from extraction.involved import involved_paths, involves
 from extraction.models import Document, Extraction, Page
 from extraction.services import review
 from extraction.states import ReviewStatus, Status
@@ -148,23 +149,11 @@ def field_items(document: Document, extraction: Extraction | None, violations: l
         fv = selectors.field_value(extraction=extraction, path=only)
         fields = {only: fv} if fv is not None else {}
     fields = fields if fields is not None else selectors.desk_fields(extraction=extraction)
-    rules_of: dict[str, list] = defaultdict(list)
-    for v in violations:
-        for path in v.fields or []:
-            rules_of[path].append(v)
-
-    def rules_for(path: str) -> list:
-        out = list(rules_of.get(path, []))
-        head = path.split("[", 1)[0].split(".", 1)[0]  # a rule naming a list ("rows") involves each of its fields
-        if head != path:
-            out += [v for v in rules_of.get(head, []) if v not in out]
-        return out
-
     by_path: dict[str, dict] = {}
 
     def item(fi) -> dict:
         fv = fields.get(fi.path)
-        rules = rules_for(fi.path)
+        rules = [v for v in violations if involves(v.fields or [], fi.path)]
         label = labels.get(fi.path, fi.label)
         ungrounded = [v for v in rules if v.code == "value_grounded" and fi.path in (v.fields or [])]
         proofs = fv.proofs if fv else []
@@ -229,13 +218,15 @@ def triage(violations: list, labels: dict[str, str], items: dict[str, dict]) -> 
     for code, vs in grouped.items():
         entries, kinds = [], Counter()
         for v in vs:
-            paths = [p for p in v.fields or [] if p in items] or [
-                p for p in items if any(p.startswith(f + "[") for f in v.fields or [])]
-            first = min(paths, key=lambda p: order.get(p, 0)) if paths else ""
+            involved = involved_paths(v.fields, items)
+            # where to look first: a field the rule names itself, else the first field of the list it names
+            named = [p for p in involved if p in (v.fields or [])]
+            first = min(named or involved, key=lambda p: order.get(p, 0)) if involved else ""
             if first:
                 kinds[items[first]["short"]] += 1
             entries.append({
                 "id": v.id, "message": in_words(v.message, v.fields, labels), "fields": "|".join(v.fields or []),
+                "involved": "|".join(involved),  # the browser selects these: it never works them out itself
                 "first": first, "first_id": fid(first) if first else "", "label": label_of(labels, first) if first else "",
                 "position": order.get(first, len(order)),
             })

@@ -7,6 +7,7 @@ from django.shortcuts import get_object_or_404
 
 from extraction import selectors
 from extraction.annotate import annotate_png
+from extraction.involved import involved_paths
 from extraction.models import Extraction, Page, Violation
 from reviewer.access import role_required
 from reviewer.views.desk import DESK_ROLES, get_document
@@ -45,9 +46,7 @@ def page_annotated(request: HttpRequest, document_id: int, number: int) -> HttpR
             chosen = [fields[path]] if path in fields else []
         elif violation_id.isdigit():
             violation = Violation.objects.filter(extraction=extraction, pk=int(violation_id)).first()
-            wanted = set(violation.fields or []) if violation else set()
-            heads = {p for p in wanted if p not in fields}
-            chosen = [fv for p, fv in fields.items() if p in wanted or any(p.startswith(h + "[") for h in heads)]
+            chosen = [fields[p] for p in involved_paths(violation.fields if violation else [], fields)]
         else:
             chosen = list(fields.values())
         boxes = [pr["bbox"] for fv in chosen for pr in fv.proofs or []

@@ -17,9 +17,6 @@
   function isTyping(el) {
     return el && (el.tagName === "INPUT" || el.tagName === "TEXTAREA" || el.tagName === "SELECT" || el.isContentEditable);
   }
-  function involves(list, path) {
-    return list.some(function (p) { return p === path || path.indexOf(p + "[") === 0 || path.indexOf(p + ".") === 0; });
-  }
   function canPick() {
     return desk && desk.getAttribute("data-can-edit") === "1" && !desk.classList.contains("stale") && !!$("#take-form");
   }
@@ -60,7 +57,8 @@
   function selectedLinks(sel) {
     if (!sel) { return []; }
     if (sel.path) { var a = byPath(sel.path); return a ? [a] : []; }
-    return fieldLinks().filter(function (a) { return involves(sel.fields, a.getAttribute("data-path")); });
+    // the server says which fields the rule involves (extraction/involved.py): the links of those paths
+    return fieldLinks().filter(function (a) { return sel.involved.indexOf(a.getAttribute("data-path")) >= 0; });
   }
 
   function headFor(sel, links) {
@@ -161,9 +159,9 @@
     if (push !== false) { remember("field", a.getAttribute("data-path")); }
   }
   function selectRule(r) {
-    var fields = (r.getAttribute("data-fields") || "").split("|").filter(Boolean);
+    function list(name) { return (r.getAttribute(name) || "").split("|").filter(Boolean); }
     var label = r.querySelector(".rule-field");
-    select({ violation: r.getAttribute("data-violation"), fields: fields,
+    select({ violation: r.getAttribute("data-violation"), fields: list("data-fields"), involved: list("data-involved"),
              label: (r.closest(".rule-group") && $(".rule-title", r.closest(".rule-group")).textContent) || (label && label.textContent) });
     var first = byPath(r.getAttribute("data-first") || "");
     if (first) { setCurrent(first); keepVisible(first, $("#fields")); }
