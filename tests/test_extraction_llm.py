@@ -27,7 +27,7 @@ from extraction.feedback import DATA_CLOSE, DATA_OPEN
 from extraction.models import Block, Document, Extraction, FieldValue, Round
 from extraction.services.ingest import IncomingFile, batch_create_from_files
 from extraction.services.pipeline import document_process
-from extraction.services.transitions import document_requeue
+from extraction.services.requeue import document_requeue
 from tests.acta_answers import (
     all_zero,
     correct_answer,

@@ -17,7 +17,7 @@ from extraction.acta.generate import generate_acta, render_scan
 from extraction.models import Batch, Document, Round
 from extraction.services.ingest import IncomingFile, batch_create_from_files
 from extraction.services.pipeline import documents_requeue_stuck
-from extraction.services.transitions import document_requeue
+from extraction.services.requeue import document_requeue
 from tests.faults import (
     assert_processed_once,
     free_port,

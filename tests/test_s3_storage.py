@@ -10,7 +10,7 @@ import pytest
 from django.urls import reverse
 
 from extraction.models import Batch, Page, Upload
-from extraction.services.transitions import document_requeue
+from extraction.services.requeue import document_requeue
 from tests.faults import assert_processed_once, free_port, wait_final, wait_until
 from tests.test_faults_worker import _scan
 from tests.worker import WorkerProcess

@@ -188,9 +188,11 @@ def _no_images(attempt: Attempt) -> list[str]:
     return []
 
 
-def _end(*, document_id: int, to: Status, claim: int | None, **fields) -> None:
+def _end(*, document_id: int, to: Status, claim: int | None, error_code: str | None = None,
+         error_message: str | None = None) -> None:
     """The run's final move, fenced by its claim: ClaimLost when the document is no longer this run's."""
-    if not document_transition(document_id=document_id, to=to, claim=claim, **fields) and claim is not None:
+    if not document_transition(document_id=document_id, to=to, claim=claim, error_code=error_code,
+                               error_message=error_message) and claim is not None:
         raise ClaimLost(f"document {document_id} was taken back before this run could end it")
 
 

@@ -13,7 +13,6 @@ from botocore.exceptions import BotoCoreError, ClientError
 from django.conf import settings
 from django.core.files import File
 from django.db import transaction
-from django.db.models import F
 from django.utils import timezone
 
 from extraction import render
@@ -157,7 +156,7 @@ def documents_requeue_stuck() -> int:
         with transaction.atomic():
             # guarded on the lease in the same update: a heartbeat that arrived since the query wins
             if document_transition(document_id=document_id, to=Status.QUEUED, where=lease_expired(now=now),
-                                   run_options=F("run_options")):
+                                   keep_run_options=True):
                 document_close_orphaned_runs(document_id=document_id, now=now)
                 requeued.append(document_id)
     documents_dispatch(requeued)

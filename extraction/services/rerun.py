@@ -13,7 +13,7 @@ from dataclasses import dataclass
 from django.db import transaction
 
 from extraction.models import Batch, Document, ReviewEvent
-from extraction.services.transitions import document_requeue
+from extraction.services.requeue import document_requeue
 from extraction.states import Status
 
 INPUT_MODES = ("text", "vision", "hybrid")

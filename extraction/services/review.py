@@ -349,7 +349,7 @@ def document_verify(*, document_id: int, user, expected_version: int, note: str 
     corrected = bool(extraction) and FieldValue.objects.filter(extraction=extraction, corrected=True).exists()
     to = ReviewStatus.CORRECTED if corrected else ReviewStatus.VERIFIED
     if not document_review_transition(document_id=document_id, to=to, expected_version=expected_version + 1,
-                                      claimed_by=None, claimed_at=None):
+                                      release_claim=True):
         raise _why_not(document_id=document_id, user_id=user.pk, expected_version=expected_version)
     ReviewEvent.objects.create(document_id=document_id, user=user, kind=ReviewEvent.Kind.VERIFY, after=to.value,
                                note=note)
@@ -364,7 +364,7 @@ def document_reject(*, document_id: int, user, expected_version: int, reason: st
         raise NoteRequired("Say why you reject this document.")
     _hold(document_id=document_id, user=user, expected_version=expected_version, bump=True)
     if not document_review_transition(document_id=document_id, to=ReviewStatus.REJECTED,
-                                      expected_version=expected_version + 1, claimed_by=None, claimed_at=None):
+                                      expected_version=expected_version + 1, release_claim=True):
         raise _why_not(document_id=document_id, user_id=user.pk, expected_version=expected_version)
     ReviewEvent.objects.create(document_id=document_id, user=user, kind=ReviewEvent.Kind.REJECT,
                                after=ReviewStatus.REJECTED.value, note=reason)
@@ -379,11 +379,10 @@ def document_send_back(*, document_id: int, user, reason: str) -> None:
     doc = Document.objects.get(pk=document_id)
     before = {"status": doc.status, "review_status": doc.review_status}
     if doc.status == Status.PASSED.value:
-        done = document_transition(document_id=document_id, to=Status.FLAGGED,
-                                   review_status=ReviewStatus.UNREVIEWED.value, claimed_by=None, claimed_at=None)
+        done = document_transition(document_id=document_id, to=Status.FLAGGED, to_reviewers=True)
     elif doc.status == Status.FLAGGED.value and doc.review_status != ReviewStatus.UNREVIEWED.value:
         done = document_review_transition(document_id=document_id, to=ReviewStatus.UNREVIEWED,
-                                          expected_version=doc.version, claimed_by=None, claimed_at=None)
+                                          expected_version=doc.version, release_claim=True)
     else:
         raise NotEditable("Only a passed or an already reviewed document can be sent back.")
     if not done:

@@ -1,7 +1,8 @@
 """Writes, and the only place that moves a Document between states.
 
 Every transition is a conditional UPDATE on the current state: when two workers or two people race,
-exactly one update matches a row and the other sees a count of 0 and stops.
+exactly one update matches a row and the other sees a count of 0 and stops. A transition sets its state's
+columns and only the others it names; it never queues a task (services do, once the move commits).
 """
 
 from __future__ import annotations
@@ -10,38 +11,44 @@ from django.db import transaction
 from django.db.models import Case, F, Q, Value, When
 from django.utils import timezone
 
-from extraction import tasks  # tasks import services lazily: no cycle
 from extraction.models import Document
 from extraction.services.lease import lease_duration
 from extraction.states import ReviewStatus, Status, review_sources_for, sources_for
 
-
-class TransitionError(Exception):
-    """The document was not in a state that allows this change (someone else got there first)."""
+_UNREVIEWED_UNCLAIMED = {"review_status": ReviewStatus.UNREVIEWED.value, "claimed_by": None, "claimed_at": None}
 
 
 def document_transition(*, document_id: int, to: Status, claim: int | None = None, where: Q | None = None,
-                        **fields) -> bool:
+                        error_code: str | None = None, error_message: str | None = None,
+                        task_id: str | None = None, run_options: dict | None = None, keep_run_options: bool = False,
+                        to_reviewers: bool = False) -> bool:
     """Move a document to `to` if its current state allows it; return whether this call did it.
 
     `claim` fences a worker's writes: the move happens only while the document is still held by that claim
     (its `attempts` value), so a worker whose document was taken back cannot end it. `where` adds a condition
-    checked in the same update.
+    checked in the same update. Besides the state's own columns, a move sets only what it is given: the
+    error (None: unchanged), the claiming task's id, the queued run's options (reset unless given or kept),
+    and `to_reviewers`: unreviewed and unclaimed, a document the reviewers' queue takes afresh.
     """
     now = timezone.now()
-    extra = dict(fields)
+    extra: dict = {}
+    if error_code is not None:
+        extra["error_code"] = error_code[:40]
+    if error_message is not None:
+        extra["error_message"] = error_message
+    if to_reviewers:
+        extra.update(_UNREVIEWED_UNCLAIMED)
     if to == Status.PROCESSING:
-        extra.setdefault("processing_started_at", now)
-        extra.setdefault("heartbeat_at", now)
-        extra.setdefault("attempts", F("attempts") + 1)
+        extra.update(processing_started_at=now, heartbeat_at=now, attempts=F("attempts") + 1)
+        if task_id is not None:
+            extra["task_id"] = task_id
     if to in (Status.PASSED, Status.FLAGGED, Status.FAILED):
         # the end of processing; a later move (an audit sending a passed document to the queue) keeps it
-        extra.setdefault("processed_at", Case(When(status=Status.PROCESSING.value, then=Value(now)),
-                                              default=F("processed_at")))
+        extra["processed_at"] = Case(When(status=Status.PROCESSING.value, then=Value(now)), default=F("processed_at"))
     if to == Status.QUEUED:
-        extra.setdefault("task_id", "")
-        extra.setdefault("dispatched_at", None)
-        extra.setdefault("run_options", {})
+        extra.update(task_id="", dispatched_at=None)
+        if not keep_run_options:
+            extra["run_options"] = run_options or {}
     qs = Document.objects.filter(pk=document_id, status__in=[s.value for s in sources_for(to)])
     if claim is not None:
         qs = qs.filter(attempts=claim)
@@ -51,32 +58,22 @@ def document_transition(*, document_id: int, to: Status, claim: int | None = Non
     return updated == 1
 
 
-def document_review_transition(*, document_id: int, to: ReviewStatus, expected_version: int | None = None, **fields) -> bool:
+def document_review_transition(*, document_id: int, to: ReviewStatus, expected_version: int | None = None,
+                               release_claim: bool = False) -> bool:
+    """Move a flagged document's review to `to` (at `expected_version`), releasing its claim if asked."""
     qs = Document.objects.filter(pk=document_id, review_status__in=[s.value for s in review_sources_for(to)])
     if expected_version is not None:
         qs = qs.filter(version=expected_version)
-    updated = qs.update(review_status=to.value, version=F("version") + 1, **fields)
+    claim = {"claimed_by": None, "claimed_at": None} if release_claim else {}
+    updated = qs.update(review_status=to.value, version=F("version") + 1, **claim)
     return updated == 1
 
 
 @transaction.atomic
 def document_fail(*, document_id: int, code: str, message: str, claim: int | None = None) -> bool:
     """A clear, retryable error on one document. Allowed from queued or processing (fenced by `claim`)."""
-    return document_transition(document_id=document_id, to=Status.FAILED, claim=claim, error_code=code[:40],
+    return document_transition(document_id=document_id, to=Status.FAILED, claim=claim, error_code=code,
                                error_message=message)
-
-
-def document_requeue(*, document_id: int, options: dict | None = None) -> bool:
-    """Send a finished (or failed) document back to the queue and queue its task once committed."""
-    with transaction.atomic():
-        moved = document_transition(document_id=document_id, to=Status.QUEUED, error_code="", error_message="",
-                                    run_options=options or {})
-        if moved:
-            Document.objects.filter(pk=document_id).update(
-                review_status=ReviewStatus.UNREVIEWED.value, claimed_by=None, claimed_at=None
-            )
-            tasks.queue_documents([document_id])
-    return moved
 
 
 def document_claim_for_processing(*, document_id: int, task_id: str = "") -> int | None:

@@ -12,7 +12,6 @@ from dataclasses import dataclass
 from decimal import Decimal, InvalidOperation
 
 from django.db import transaction
-from django.db.models import F
 from django.utils import timezone
 
 from extraction import stats
@@ -20,7 +19,7 @@ from extraction.involved import involved_paths
 from extraction.models import Batch, Document, Extraction, FieldValue, ReviewEvent, Round, Violation
 from extraction.rules import iter_fields
 from extraction.services.transitions import document_transition
-from extraction.states import ReviewStatus, Status
+from extraction.states import Status
 from reviewer.models import AuditItem, AuditSample
 
 # The code of the violation a disagreement adds to the document's current extraction.
@@ -167,11 +166,8 @@ def audit_item_decide(*, item_id: int, user, verdict: str, note: str = "",
     before = {"status": document.status, "review_status": document.review_status}
     after: dict = {"verdict": verdict, "sample": item.sample_id}
     if verdict == AuditItem.Verdict.DISAGREE:
-        moved = document_transition(
-            document_id=document.id, to=Status.FLAGGED, review_status=ReviewStatus.UNREVIEWED.value,
-            claimed_by=None, claimed_at=None,
-            processed_at=F("processed_at"),  # the processing time stays what the pipeline took
-        )
+        # the processing time stays what the pipeline took: a move from passed keeps processed_at
+        moved = document_transition(document_id=document.id, to=Status.FLAGGED, to_reviewers=True)
         if not moved:
             raise AuditError("The document changed while you were deciding; reload it and try again.")
         if extraction is not None:

@@ -9,8 +9,8 @@ from django.views.decorators.http import require_POST
 from extraction.intake import IntakeError
 from extraction.models import Document
 from extraction.ocr.blocks import OcrError
-from extraction.services import document_requeue
 from extraction.services.ingest import document_attach_textract
+from extraction.services.requeue import document_requeue
 from reviewer.access import role_required
 from reviewer.roles import ADMIN
 
