@@ -17,11 +17,11 @@ from extraction.models import Extraction, Round
 from extraction.states import Status
 from reviewer.access import role_required
 from reviewer.models import AuditItem, AuditSample
+from reviewer.presenters.desk import field_items, labels_for, ocr_layer
 from reviewer.roles import ADMIN, SUPERVISOR
 from reviewer.selectors_audit import audit_summary
 from reviewer.services import audit as audit_service
 from reviewer.views.batches import get_batch
-from reviewer.views.desk_panes import field_items, labels_for, ocr_layer
 
 AUDIT_ROLES = (SUPERVISOR, ADMIN)
 

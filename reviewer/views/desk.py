@@ -6,11 +6,8 @@ for another page, for an edit, for a value taken from the page, and for who else
 
 from __future__ import annotations
 
-from typing import Any
-
 from django.conf import settings
 from django.contrib import messages
-from django.core.exceptions import PermissionDenied
 from django.http import Http404, HttpRequest, HttpResponse
 from django.shortcuts import redirect, render
 from django.template.loader import render_to_string
@@ -19,29 +16,26 @@ from django.utils.http import urlencode
 from django.views.decorators.http import require_POST
 
 from extraction import selectors
-from extraction.doctypes.base import label_of
-from extraction.involved import involved_paths
-from extraction.models import Document, Extraction, Page
+from extraction.models import Document
 from extraction.services import review
-from reviewer.access import has_role, role_required
-from reviewer.services import presence
-from reviewer.views.desk_panes import (
+from reviewer.access import (
     DESK_ROLES,
     SEND_BACK_ROLES,
     WORK_ROLES,
-    boxes_attr,
-    display_status,
-    fid,
-    field_items,
-    labels_for,
-    least_sure,
-    ocr_layer,
-    permissions,
-    proof_rects,
-    triage,
+    desk_stale_notice,
+    require_work_role,
+    role_required,
 )
-
-__all__ = ["DESK_ROLES", "SEND_BACK_ROLES", "WORK_ROLES", "fid", "get_document"]
+from reviewer.presenters.desk import (
+    chosen_field,
+    desk_context,
+    fid,
+    field_context,
+    find_item,
+    history_context,
+    stage_context,
+)
+from reviewer.services import presence
 
 
 def get_document(request: HttpRequest, document_id: int) -> Document:
@@ -61,87 +55,10 @@ def _int(value: str | None) -> int | None:
     return int(value) if value and value.isdigit() else None
 
 
-# --- building the panes ------------------------------------------------------------------------------
-
-
-def _selection(extraction: Extraction | None, violations: list, items: dict[str, dict], *, path: str | None,
-               violation_id: str | None) -> tuple[list[dict], Any, str | None]:
-    """The fields whose proofs are highlighted: one field, or every field a rule involves."""
-    if violation_id and violation_id.isdigit():
-        violation = next((v for v in violations if v.id == int(violation_id)), None)
-        if violation is not None:
-            return [items[p] for p in involved_paths(violation.fields, items)], violation, None
-    if path and path in items:
-        return [items[path]], None, path
-    return [], None, None
-
-
-def _stage_context(document: Document, pages: dict[int, Page], chosen: list[dict], page_number: int | None
-                   ) -> dict[str, Any]:
-    """The page to show (the first page of the selection's proofs unless asked) and its layers."""
-    proof_pages = sorted({n for it in chosen for n in it["proof_pages"]})
-    if page_number not in pages:
-        page_number = proof_pages[0] if proof_pages else (min(pages) if pages else None)
-    page = pages.get(page_number) if page_number else None
-    return {
-        "page": page, "pages": pages, "page_number": page_number, "proof_pages": proof_pages,
-        "ocr_layer": ocr_layer(page) if page else "", "proof_rects": proof_rects(page, chosen) if page else "",
-    }
-
-
-def _desk_context(request: HttpRequest, document: Document, *, field: str | None = None,
-                  violation: str | None = None, page: int | None = None, with_page: bool = False,
-                  **kwargs) -> dict[str, Any]:
-    """Everything the desk shows; the page pane (its pages and blocks) only for the whole page."""
-    extraction = Extraction.objects.current_for(document)
-    violations = selectors.desk_violations(extraction=extraction) if extraction else []
-    perms = permissions(request.user, document)
-    groups, labels, items = field_items(document, extraction, violations, can_edit=perms["can_edit"])
-    chosen, selected_violation, selected_path = _selection(extraction, violations, items, path=field,
-                                                           violation_id=violation)
-    pill_class, pill_text = display_status(document)
-    selected = items.get(selected_path) if selected_path else None
-    stage = _stage_context(document, selectors.document_pages(document=document), chosen, page) if with_page else {}
-    return {
-        "document": document, "extraction": extraction, "violations": violations, "groups": groups,
-        "triage": triage(violations, labels, items), "least_sure": least_sure(items), "labels": labels,
-        **perms, **stage,
-        "selected_field": selected, "selected_path": selected_path, "selected_violation": selected_violation,
-        "pill_class": pill_class, "pill_text": pill_text, "desk_url": reverse("desk_document", args=[document.id]),
-        "poll_seconds": settings.DESK_POLL_SECONDS,
-        "editing": kwargs.get("editing"), "edit_error": kwargs.get("edit_error"), "edit_raw": kwargs.get("edit_raw"),
-        "focus_path": kwargs.get("focus") or field, "decision_error": kwargs.get("decision_error"),
-        "note": kwargs.get("note", ""), "show_note": kwargs.get("show_note", False),
-        "others": presence.presence_others(document_id=document.id, user=request.user) if with_page else [],
-        "held": document.claimed_by_id if review.claim_is_live(document) else "",
-    }
-
-
-def _field_context(request: HttpRequest, document: Document, path: str) -> dict[str, Any]:
-    """What one field's cell or edit form needs, without building the whole desk."""
-    extraction = Extraction.objects.current_for(document)
-    violations = selectors.desk_violations(extraction=extraction) if extraction else []
-    perms = permissions(request.user, document)
-    _, _, items = field_items(document, extraction, violations, can_edit=perms["can_edit"], only=path)
-    return {"document": document, "item": items.get(path), **perms,
-            "desk_url": reverse("desk_document", args=[document.id])}
-
-
-def _find_item(groups: list[dict], path: str) -> dict | None:
-    for g in groups:
-        for f in g["fields"]:
-            if f["path"] == path:
-                return f
-        for row in g["rows"]:
-            for f in row["cells"]:
-                if f["path"] == path:
-                    return f
-    return None
-
-
-def _fields_response(request: HttpRequest, document: Document, *, notice: str = "", **kwargs) -> HttpResponse:
+def _fields_response(request: HttpRequest, document: Document, *, field: str | None = None,
+                     focus: str | None = None, notice: str = "") -> HttpResponse:
     """The fields pane, with the triage and the status bar swapped out of band (fresh data)."""
-    ctx = _desk_context(request, document, **kwargs)
+    ctx = desk_context(user=request.user, document=document, field=field, focus=focus)
     oob = {**ctx, "oob": True, "notice": notice}
     parts = [render_to_string("desk/document.html#fields", ctx, request=request),
              render_to_string("desk/document.html#violations", oob, request=request),
@@ -160,9 +77,9 @@ def _fields_response(request: HttpRequest, document: Document, *, notice: str = 
 def document_desk(request: HttpRequest, document_id: int) -> HttpResponse:
     document = get_document(request, document_id)
     presence.presence_touch(document_id=document.id, user=request.user)
-    ctx = _desk_context(request, document, field=request.GET.get("field"), violation=request.GET.get("violation"),
-                        page=_int(request.GET.get("page")), editing=request.GET.get("edit"),
-                        focus=request.GET.get("edit"), with_page=True)
+    ctx = desk_context(user=request.user, document=document, field=request.GET.get("field"),
+                       violation=request.GET.get("violation"), page=_int(request.GET.get("page")),
+                       editing=request.GET.get("edit"), focus=request.GET.get("edit"), with_page=True)
     if ctx["editing"] and not ctx["can_edit"]:
         ctx["editing"] = None
     return render(request, "desk/document.html", ctx)
@@ -176,15 +93,8 @@ def document_proof(request: HttpRequest, document_id: int) -> HttpResponse:
     if not request.htmx:
         query = {k: v for k, v in (("field", path), ("violation", violation), ("page", page)) if v}
         return redirect(f"{reverse('desk_document', args=[document.id])}?{urlencode(query)}")
-    pages = selectors.document_pages(document=document)
-    chosen = []
-    if path:
-        extraction = Extraction.objects.current_for(document)
-        fv = selectors.field_value(extraction=extraction, path=path) if extraction else None
-        if fv is not None:
-            chosen = [{"path": path, "boxes": boxes_attr(fv.proofs),
-                       "proof_pages": sorted({int(p.get("page") or 1) for p in fv.proofs or []})}]
-    ctx = {"document": document, **_stage_context(document, pages, chosen, page)}
+    ctx = {"document": document, **stage_context(pages=selectors.document_pages(document=document),
+                                                 chosen=chosen_field(document=document, path=path), page_number=page)}
     return render(request, "desk/page_pane.html#stage", ctx)
 
 
@@ -193,16 +103,8 @@ def document_presence(request: HttpRequest, document_id: int) -> HttpResponse:
     """Polled by an open desk: who else is here, and whether someone changed the document meanwhile."""
     document = get_document(request, document_id)
     presence.presence_touch(document_id=document.id, user=request.user)
-    seen = _version(request)
-    stale = ""
-    if seen is not None and seen != document.version:
-        last = selectors.last_event(document=document)
-        if last is None or last.user_id != request.user.pk:
-            who = last.user.get_username() if last and last.user else "someone"
-            stale = f"{who} changed this document after you opened it. Reload it to see their changes."
-    if not stale and review.claim_is_live(document) and document.claimed_by_id != request.user.pk \
-            and request.GET.get("held") != str(document.claimed_by_id):
-        stale = f"{document.claimed_by.get_username()} is working on this document now: it is read-only for you."
+    stale = desk_stale_notice(user=request.user, document=document, seen_version=_version(request),
+                              held=request.GET.get("held") or "")
     ctx = {"document": document, "others": presence.presence_others(document_id=document.id, user=request.user),
            "stale": stale, "poll_seconds": settings.DESK_POLL_SECONDS,
            "held": request.GET.get("held", "")}
@@ -217,7 +119,7 @@ def field_edit(request: HttpRequest, document_id: int) -> HttpResponse:
     if request.method != "POST":
         if not request.htmx:
             return redirect(f"{desk_url}?{urlencode({'edit': path})}")
-        ctx = _field_context(request, document, path)
+        ctx = field_context(user=request.user, document=document, path=path)
         item = ctx["item"]
         if item is not None and request.GET.get("cancel"):
             return render(request, "desk/document.html#field", {**ctx, "f": item, "editing": None})
@@ -226,8 +128,7 @@ def field_edit(request: HttpRequest, document_id: int) -> HttpResponse:
             return _fields_response(request, document, focus=path, notice=ctx["read_only_reason"])
         return render(request, "desk/document.html#edit_form",
                       {**ctx, "f": item, "version": _version(request) or document.version})
-    if not has_role(request.user, *WORK_ROLES):
-        raise PermissionDenied("Only reviewers correct values.")
+    require_work_role(request.user)
     version = _version(request)
     raw = request.POST.get("value", "")
     try:
@@ -252,8 +153,8 @@ def _edit_failed(request: HttpRequest, document_id: int, path: str, err: review.
         return redirect(f"{desk_url}?{urlencode({'edit': path})}")
     if isinstance(err, review.StaleVersion | review.ClaimedByOther | review.NotEditable):
         return _fields_response(request, document, focus=path, notice=str(err))
-    ctx = _desk_context(request, document, editing=path)
-    item = _find_item(ctx["groups"], path)
+    ctx = desk_context(user=request.user, document=document, editing=path)
+    item = find_item(ctx["groups"], path)
     if item is None:  # a field the form never offered: say so where the decisions are shown
         return _decision_failed(request, document_id, err)
     response = render(request, "desk/document.html#edit_form",
@@ -293,8 +194,8 @@ def _decision_failed(request: HttpRequest, document_id: int, err: review.ReviewE
     if not request.htmx:
         messages.error(request, str(err))
         return redirect("desk_document", document_id=document_id)
-    ctx = _desk_context(request, document, decision_error=str(err), note=note,
-                        show_note=isinstance(err, review.NoteRequired))
+    ctx = desk_context(user=request.user, document=document, decision_error=str(err), note=note,
+                       show_note=isinstance(err, review.NoteRequired))
     response = render(request, "desk/document.html#status", ctx)
     response["HX-Retarget"] = "#desk-status"
     response["HX-Reswap"] = "outerHTML"
@@ -386,12 +287,4 @@ def document_send_back(request: HttpRequest, document_id: int) -> HttpResponse:
 @role_required(*DESK_ROLES)
 def document_history(request: HttpRequest, document_id: int) -> HttpResponse:
     document = get_document(request, document_id)
-    history = selectors.document_history(document=document)
-    labels = labels_for(history["extractions"][0] if history["extractions"] else None)
-    for e in history["extractions"]:
-        for r in e.round_list:
-            r.changes = [(label_of(labels, path), path, before, after) for path, before, after in r.changes]
-    for ev in history["events"]:
-        ev.field_label = label_of(labels, ev.field) if ev.field else ""
-    ctx = {"document": document, **history, "pill": display_status(document)}
-    return render(request, "desk/history.html", ctx)
+    return render(request, "desk/history.html", history_context(document=document))

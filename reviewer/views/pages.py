@@ -9,8 +9,8 @@ from extraction import selectors
 from extraction.annotate import annotate_png
 from extraction.involved import involved_paths
 from extraction.models import Extraction, Page, Violation
-from reviewer.access import role_required
-from reviewer.views.desk import DESK_ROLES, get_document
+from reviewer.access import DESK_ROLES, role_required
+from reviewer.views.desk import get_document
 
 
 def get_page(request: HttpRequest, document_id: int, number: int) -> Page:

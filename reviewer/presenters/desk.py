@@ -14,6 +14,7 @@ from html import escape
 from typing import Any
 
 from django.conf import settings
+from django.urls import reverse
 from django.utils.safestring import SafeString, mark_safe
 
 from extraction import selectors
@@ -23,12 +24,8 @@ from extraction.involved import involved_paths, involves
 from extraction.models import Document, Extraction, Page
 from extraction.services import review
 from extraction.states import ReviewStatus, Status
-from reviewer.access import has_role
-from reviewer.roles import ADMIN, REVIEWER, SUPERVISOR
-
-DESK_ROLES = (REVIEWER, SUPERVISOR, ADMIN)
-WORK_ROLES = (REVIEWER, ADMIN)  # who corrects, verifies and rejects
-SEND_BACK_ROLES = (SUPERVISOR, ADMIN)
+from reviewer.access import desk_permissions
+from reviewer.services import presence
 
 # What a document's state means to a person on the desk (the pill): (css class, words).
 _DECIDED = {ReviewStatus.VERIFIED.value: "verified", ReviewStatus.CORRECTED.value: "corrected",
@@ -49,38 +46,106 @@ def display_status(document: Document) -> tuple[str, str]:
     return document.status, document.status
 
 
-def permissions(user, document: Document) -> dict[str, Any]:
-    live = review.claim_is_live(document)
-    held_by_other = live and document.claimed_by_id != user.pk
-    open_ = review.is_open_for_review(document)
-    works = has_role(user, *WORK_ROLES)
-    decided = document.status == Status.FLAGGED.value and document.review_status != ReviewStatus.UNREVIEWED.value
-    decision = selectors.last_decision(document=document) if decided else None
-    if not open_:
-        if document.status == Status.PASSED.value:
-            reason = "Passed its rules: read-only unless a supervisor sends it back."
-        elif decided:
-            who = decision.user.get_username() if decision and decision.user else "a reviewer"
-            reason = f"{display_status(document)[1].capitalize()} by {who}: read-only unless a supervisor sends it back."
-        else:
-            reason = f"This document is {document.status}."
-    elif not works:
-        reason = "Read-only for supervisors."
-    elif held_by_other:
-        reason = f"{document.claimed_by.get_username()} is working on this document: read-only for you."
-    else:
-        reason = ""
+# --- the desk page and its panes --------------------------------------------------------------------
+
+
+def selection(violations: list, items: dict[str, dict], *, path: str | None, violation_id: str | None
+              ) -> tuple[list[dict], Any, str | None]:
+    """The fields whose proofs are highlighted: one field, or every field a rule involves."""
+    if violation_id and violation_id.isdigit():
+        violation = next((v for v in violations if v.id == int(violation_id)), None)
+        if violation is not None:
+            return [items[p] for p in involved_paths(violation.fields, items)], violation, None
+    if path and path in items:
+        return [items[path]], None, path
+    return [], None, None
+
+
+def stage_context(*, pages: dict[int, Page], chosen: list[dict], page_number: int | None) -> dict[str, Any]:
+    """The page to show (the first page of the selection's proofs unless asked) and its layers."""
+    proof_pages = sorted({n for it in chosen for n in it["proof_pages"]})
+    if page_number not in pages:
+        page_number = proof_pages[0] if proof_pages else (min(pages) if pages else None)
+    page = pages.get(page_number) if page_number else None
     return {
-        "can_edit": open_ and works and not held_by_other,
-        "can_claim": open_ and works and not (live and document.claimed_by_id == user.pk) and not held_by_other,
-        "holds_claim": live and document.claimed_by_id == user.pk,
-        "held_by_other": held_by_other,
-        "claim_until": review.claim_expires_at(document) if live else None,
-        "can_send_back": has_role(user, *SEND_BACK_ROLES) and (document.status == Status.PASSED.value or decided),
-        "read_only_reason": reason,
-        "works_queue": works,
-        "decision": decision,
+        "page": page, "pages": pages, "page_number": page_number, "proof_pages": proof_pages,
+        "ocr_layer": ocr_layer(page) if page else "", "proof_rects": proof_rects(page, chosen) if page else "",
     }
+
+
+def desk_context(*, user, document: Document, field: str | None = None, violation: str | None = None,
+                 page: int | None = None, with_page: bool = False, editing: str | None = None,
+                 edit_error: str | None = None, edit_raw: str | None = None, focus: str | None = None,
+                 decision_error: str | None = None, note: str = "", show_note: bool = False) -> dict[str, Any]:
+    """Everything the desk shows; the page pane (its pages and blocks) only for the whole page."""
+    extraction = Extraction.objects.current_for(document)
+    violations = selectors.desk_violations(extraction=extraction) if extraction else []
+    perms = desk_permissions(user=user, document=document)
+    groups, labels, items = field_items(document, extraction, violations, can_edit=perms["can_edit"])
+    chosen, selected_violation, selected_path = selection(violations, items, path=field, violation_id=violation)
+    pill_class, pill_text = display_status(document)
+    stage = stage_context(pages=selectors.document_pages(document=document), chosen=chosen,
+                          page_number=page) if with_page else {}
+    return {
+        "document": document, "extraction": extraction, "violations": violations, "groups": groups,
+        "triage": triage(violations, labels, items), "least_sure": least_sure(items), "labels": labels,
+        **perms, **stage,
+        "selected_field": items.get(selected_path) if selected_path else None, "selected_path": selected_path,
+        "selected_violation": selected_violation,
+        "pill_class": pill_class, "pill_text": pill_text, "desk_url": reverse("desk_document", args=[document.id]),
+        "poll_seconds": settings.DESK_POLL_SECONDS,
+        "editing": editing, "edit_error": edit_error, "edit_raw": edit_raw,
+        "focus_path": focus or field, "decision_error": decision_error, "note": note, "show_note": show_note,
+        "others": presence.presence_others(document_id=document.id, user=user) if with_page else [],
+        "held": document.claimed_by_id if review.claim_is_live(document) else "",
+    }
+
+
+def field_context(*, user, document: Document, path: str) -> dict[str, Any]:
+    """What one field's cell or edit form needs, without building the whole desk."""
+    extraction = Extraction.objects.current_for(document)
+    violations = selectors.desk_violations(extraction=extraction) if extraction else []
+    perms = desk_permissions(user=user, document=document)
+    _, _, items = field_items(document, extraction, violations, can_edit=perms["can_edit"], only=path)
+    return {"document": document, "item": items.get(path), **perms,
+            "desk_url": reverse("desk_document", args=[document.id])}
+
+
+def find_item(groups: list[dict], path: str) -> dict | None:
+    """The item of `path` in the fields pane's groups."""
+    for g in groups:
+        for f in g["fields"]:
+            if f["path"] == path:
+                return f
+        for row in g["rows"]:
+            for f in row["cells"]:
+                if f["path"] == path:
+                    return f
+    return None
+
+
+def chosen_field(*, document: Document, path: str | None) -> list[dict]:
+    """One field's proof boxes and pages (one FieldValue read), for another page of the document."""
+    if not path:
+        return []
+    extraction = Extraction.objects.current_for(document)
+    fv = selectors.field_value(extraction=extraction, path=path) if extraction else None
+    if fv is None:
+        return []
+    return [{"path": path, "boxes": boxes_attr(fv.proofs),
+             "proof_pages": sorted({int(p.get("page") or 1) for p in fv.proofs or []})}]
+
+
+def history_context(*, document: Document) -> dict[str, Any]:
+    """The document's runs and review events, with field paths in words."""
+    history = selectors.document_history(document=document)
+    labels = labels_for(history["extractions"][0] if history["extractions"] else None)
+    for e in history["extractions"]:
+        for r in e.round_list:
+            r.changes = [(label_of(labels, path), path, before, after) for path, before, after in r.changes]
+    for ev in history["events"]:
+        ev.field_label = label_of(labels, ev.field) if ev.field else ""
+    return {"document": document, **history, "pill": display_status(document)}
 
 
 # --- labels ------------------------------------------------------------------------------------------
