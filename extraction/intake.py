@@ -1,6 +1,6 @@
 """Intake of uploaded files: type sniffing, limits, safe zip expansion (pure: no ORM, no Celery).
 
-The lead stores every upload unchanged, then calls `expand_upload` (a zip becomes one Entry per member)
+The ingest service stores every upload unchanged, then calls `expand_upload` (a zip becomes one Entry per member)
 and `inspect_file` on each entry. Anything wrong becomes an `IntakeError` on that one document, with a
 slug (`code`) and a message that says what is wrong, with numbers, and what the user can do.
 

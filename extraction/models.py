@@ -136,17 +136,10 @@ class Page(models.Model):
 
 
 class Block(models.Model):
-    class Type(models.TextChoices):
-        PAGE = "PAGE"
-        LINE = "LINE"
-        WORD = "WORD"
-        TABLE = "TABLE"
-        CELL = "CELL"
-
     document = models.ForeignKey(Document, on_delete=models.CASCADE, related_name="blocks")
     page = models.ForeignKey(Page, on_delete=models.CASCADE, related_name="blocks")
     key = models.CharField(max_length=100)  # the engine's id, unique within the document's run
-    type = models.CharField(max_length=5, choices=Type.choices)
+    type = models.CharField(max_length=5)  # the OCR block type: PAGE, LINE, WORD, TABLE or CELL
     text = models.TextField(blank=True)
     left = models.FloatField()
     top = models.FloatField()
@@ -264,7 +257,6 @@ class FieldValue(models.Model):
 
     extraction = models.ForeignKey(Extraction, on_delete=models.CASCADE, related_name="fields")
     path = models.CharField(max_length=200)  # e.g. rows[3].votes
-    label = models.CharField(max_length=200, blank=True)
     position = models.PositiveIntegerField(default=0)
     value = models.JSONField(null=True, blank=True)
     model_value = models.JSONField(null=True, blank=True)  # what the model (or reader) said

@@ -21,11 +21,11 @@ urlpatterns = [
     path("users/<int:user_id>/password/", users.user_password, name="user_password"),
 ]
 
-# The review desk (issue 5) lives in its own module.
+# The review desk, with its pages and edits.
 urlpatterns += [path("", include("reviewer.urls_desk"))]
 
-# Supervisor audit, batch dashboards, re-runs and exports (issue 6) live in their own module.
+# Supervisor audit, batch dashboards, re-runs and exports.
 urlpatterns += [path("", include("reviewer.urls_audit"))]
 
-# Field confidence, its calibration and the suspicious-pass threshold (issue 15).
+# Field confidence, its calibration and the suspicious-pass threshold.
 urlpatterns += [path("", include("reviewer.urls_confidence"))]

@@ -1,4 +1,4 @@
-"""Issue 3's yardstick: the shared invoices uploaded as batches yield pages and blocks in which every
+"""The invoice intake's yardstick: the shared invoices uploaded as batches yield pages and blocks in which every
 expected amount, date and invoice number is found — PDFs through the text layer, PNGs through rapidocr."""
 
 from __future__ import annotations

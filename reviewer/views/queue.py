@@ -38,8 +38,6 @@ def queue(request: HttpRequest) -> HttpResponse:
         "page": page, "rows": rows, "batches": Batch.objects.order_by("-created_at")[:100],
         "batch_id": str(batch_id or ""), "rule": rule, "rules": selectors.queue_rule_codes(),
     }
-    if request.htmx and request.GET.get("partial") == "rows":
-        return render(request, "queue/list.html#rows", context)
     return render(request, "queue/list.html", context)
 
 
