@@ -183,7 +183,7 @@ class InvoiceModel:
 
 def _node(answer: dict[str, Any], path: str) -> dict[str, Any] | None:
     try:
-        from extraction.rules import get_field
+        from extraction.answers import get_field
 
         return get_field(answer, path)
     except (KeyError, IndexError):

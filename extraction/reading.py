@@ -16,6 +16,7 @@ from pathlib import Path
 from typing import Any
 
 from extraction import llm as llm_mod
+from extraction.answers import get_field
 from extraction.doctypes.base import DocumentType
 from extraction.feedback import build_messages, wants_patch
 from extraction.loop import AnswerParseError, Attempt, LoopObserver, LoopResult, run_validation_loop
@@ -24,7 +25,8 @@ from extraction.patches import Patch, PatchError, apply_patch, parse_patch, patc
 from extraction.prompt import render_prompt
 from extraction.prompt_doc import PromptDocument
 from extraction.proofs import resolve_field
-from extraction.rules import RuleContext, Violation, get_field, make_validator
+from extraction.validation import make_validator
+from extraction.violations import RuleContext, Violation
 
 __all__ = ["Reading", "proof_crops", "read_pages", "round_extractor"]
 

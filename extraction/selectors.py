@@ -177,8 +177,8 @@ def document_pages(*, document: Document) -> dict[int, object]:
 
 def document_history(*, document: Document) -> dict:
     """The rounds of every extraction (newest first), what changed between rounds, and the review events."""
+    from extraction.answers import iter_fields
     from extraction.models import Extraction, ReviewEvent, Round
-    from extraction.rules import iter_fields
 
     extractions = list(Extraction.objects.filter(document=document).order_by("-started_at", "-id"))
     rounds_by = {}

@@ -20,8 +20,9 @@ from decimal import Decimal
 from typing import Any
 
 from extraction import stats
+from extraction.answers import get_value
 from extraction.models import Batch, Document, Extraction, Round
-from extraction.rules import as_int, get_value
+from extraction.numbers import as_int
 from extraction.selectors import rule_label as _rule_label
 from extraction.states import ReviewStatus, Status, StopReason
 

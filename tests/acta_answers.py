@@ -121,7 +121,7 @@ def patch_fields(body: dict[str, Any]) -> list[str] | None:
 
 def as_patch(answer: dict[str, Any], previous: dict[str, Any], fields: list[str]) -> dict[str, Any]:
     """A whole answer as the changes it makes to `previous` on `fields` (what a model sends in a retry)."""
-    from extraction.rules import get_field
+    from extraction.answers import get_field
 
     changes = []
     for path in fields:

@@ -366,7 +366,8 @@ def test_rows_swapped_with_their_proofs_are_caught_when_the_votes_sit_in_their_o
     from extraction.ocr.blocks import SourceDocument
     from extraction.ocr.pdf_text import PdfTextEngine
     from extraction.prompt import render_prompt
-    from extraction.rules import RuleContext, make_validator
+    from extraction.validation import make_validator
+    from extraction.violations import RuleContext
     from tests.acta_answers import swap_rows
 
     acta, path = acta_pdf(tmp_path, seed=3, layout="classic")  # party | votes | words in separate cells

@@ -8,21 +8,15 @@ from typing import Any
 
 from pydantic import BaseModel, ConfigDict
 
+from extraction.answers import get_value
 from extraction.doctypes.acta_layout import CANDIDATES, PARTIES, ROWS
 from extraction.doctypes.base import Count, DocumentType, FieldGroup, Proved, fields_group, table_group
+from extraction.numbers import as_int, digit_word_runs, fold, parse_digit_words
 from extraction.ocr.blocks import BlockType, OcrBlock
 from extraction.ocr.layout import estimate_skew, skew_of_quads, visual_rows
 from extraction.proofs import block_index, resolve_field
-from extraction.rules import (
-    RuleContext,
-    Violation,
-    as_int,
-    digit_word_runs,
-    fold,
-    get_value,
-    parse_digit_words,
-    required_fields_rule,
-)
+from extraction.validation import required_fields_rule
+from extraction.violations import RuleContext, Violation
 
 # The acta code as the real sheets print it (Venezuela 2024, published with their decoded QR codes;
 # ../shared/DESIGN.md, acta): 9 digits, a dot, 2 digits, e.g. 050201001.01 or 181103005.01.

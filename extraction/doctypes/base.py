@@ -7,83 +7,27 @@ import re
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from decimal import Decimal
-from typing import Annotated, Any, Generic, Literal, NamedTuple, TypeVar
+from typing import Annotated, Any, Generic, NamedTuple, TypeVar
 
 import pydantic
 from pydantic import BaseModel, BeforeValidator, ConfigDict, Field, PlainSerializer, model_validator
 
+from extraction.answers import get_value, iter_fields, loc_to_path, proved_paths, set_field
 from extraction.loop import AnswerParseError
-from extraction.rules import (
-    RubricCheck,
-    Rule,
-    get_value,
-    iter_fields,
-    loc_to_path,
-    parse_number,
-    proved_paths,
-    set_field,
-)
+from extraction.numbers import parse_number
+from extraction.proof_refs import ProofRef
+from extraction.violations import RubricCheck, Rule
 
 __all__ = [
     "Amount",
-    "CellProof",
     "Count",
     "EditRefused",
     "DocumentType",
     "FieldGroup",
     "FieldItem",
-    "LineProof",
-    "ProofRef",
     "Proved",
-    "RubricCheck",
-    "TableProof",
-    "WordProof",
     "fields_group",
     "table_group",
-]
-
-# --- proofs ------------------------------------------------------------------------------------------
-
-
-class _Proof(BaseModel):
-    model_config = ConfigDict(extra="ignore")
-
-
-class LineProof(_Proof):
-    type: Literal["LINE"] = "LINE"
-    id: int
-
-
-class TableProof(_Proof):
-    type: Literal["TABLE"] = "TABLE"
-    id: int
-
-
-class WordProof(_Proof):
-    type: Literal["WORD"] = "WORD"
-    line: int
-    value: str
-
-
-class CellProof(_Proof):
-    type: Literal["CELL"] = "CELL"
-    table: int
-    row: int  # 1-based, as rendered in the prompt
-    column: int
-    value: str | None = None
-
-
-def _upper_type(data: Any) -> Any:
-    # Models sometimes write "line" or "Word"; the discriminator is case-sensitive.
-    if isinstance(data, dict) and isinstance(data.get("type"), str):
-        return {**data, "type": data["type"].strip().upper()}
-    return data
-
-
-ProofRef = Annotated[
-    LineProof | TableProof | WordProof | CellProof,
-    Field(discriminator="type"),
-    BeforeValidator(_upper_type),
 ]
 
 T = TypeVar("T")

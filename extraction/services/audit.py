@@ -130,8 +130,8 @@ def rules_on_fields(*, extraction: Extraction | None, paths: list[str]) -> list[
 def _paths_of(extraction: Extraction | None) -> set[str]:
     if extraction is None:
         return set()
+    from extraction.answers import iter_fields
     from extraction.models import FieldValue
-    from extraction.rules import iter_fields
 
     paths = set(FieldValue.objects.filter(extraction=extraction).values_list("path", flat=True))
     if isinstance(extraction.answer, dict):

@@ -19,7 +19,6 @@ from extraction.confidence import enough_labels, fit, suspicious_pass
 from extraction.confidence_signals import field_signals
 from extraction.models import ConfidenceModel, Extraction, FieldValue, SuspiciousPassThreshold
 from extraction.models import Violation as ViolationRow
-from extraction.rules import RuleContext, Violation
 from extraction.selectors_confidence import (
     Label,
     confidence_labels,
@@ -27,6 +26,7 @@ from extraction.selectors_confidence import (
     corrected_rates,
     suspicious_threshold,
 )
+from extraction.violations import RuleContext, Violation
 
 HOLD_OUT = 0.25  # the share of judged documents kept back to measure old and new models on
 

@@ -15,6 +15,7 @@ from django.db.models import Sum
 from django.utils import timezone
 
 from extraction import llm as llm_mod
+from extraction.answers import iter_fields
 from extraction.doctypes.registry import get_doctype
 from extraction.loop import Attempt, RoundOutcome, run_validation_loop
 from extraction.models import Block, Document, Extraction, FieldValue, Page, Round, Violation
@@ -22,11 +23,12 @@ from extraction.ocr.blocks import BBox, BlockType, OcrBlock, OcrPage
 from extraction.prompt import render_prompt
 from extraction.proofs import resolve_proofs
 from extraction.reading import round_extractor, round_images
-from extraction.rules import RuleContext, iter_fields, make_validator
 from extraction.services.confidence import fieldconfidence_save, suspicious_pass_check
 from extraction.services.lease import ClaimLost, Lease
 from extraction.services.transitions import document_transition
 from extraction.states import Status, StopReason
+from extraction.validation import make_validator
+from extraction.violations import RuleContext
 
 log = logging.getLogger(__name__)
 

@@ -8,7 +8,7 @@ from extraction.doctypes.invoice import DOCTYPE as INVOICE
 from extraction.doctypes.registry import DOCTYPE_CHOICES, UnknownDocumentType, all_doctypes, get_doctype
 from extraction.feedback import DATA_CLOSE, DATA_OPEN, build_messages, feedback_message
 from extraction.loop import Attempt
-from extraction.rules import Violation
+from extraction.violations import Violation
 
 SUM = Violation(
     code="subtotal_tax_total",

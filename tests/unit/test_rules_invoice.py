@@ -7,8 +7,11 @@ from pathlib import Path
 
 import pytest
 
+from extraction.answers import set_field
+from extraction.dates import parse_date
 from extraction.doctypes.invoice import DOCTYPE
-from extraction.rules import RuleContext, make_validator, parse_date, run_rules, set_field
+from extraction.validation import make_validator, run_rules
+from extraction.violations import RuleContext
 
 
 def shared_data() -> Path:
@@ -220,7 +223,7 @@ def test_the_known_answers_of_the_real_invoices_pass_the_arithmetic_rules():
 
 
 def test_fields_are_named_by_paths_that_can_be_read_and_set():
-    from extraction.rules import get_field, get_value, iter_fields
+    from extraction.answers import get_field, get_value, iter_fields
 
     answer = invoice()
     paths = [path for path, _ in iter_fields(answer)]

@@ -125,7 +125,7 @@ def truth_differences(doctype: str, answer: dict | None, truth: dict | None) -> 
     answer = answer or {}
 
     def value(path: str) -> Any:
-        from extraction.rules import get_value
+        from extraction.answers import get_value
 
         return get_value(answer, path)
 
@@ -147,7 +147,7 @@ def truth_differences(doctype: str, answer: dict | None, truth: dict | None) -> 
 
 
 def _as_int(value: Any) -> int | None:
-    from extraction.rules import as_int
+    from extraction.numbers import as_int
 
     return as_int(value)
 
