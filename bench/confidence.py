@@ -42,7 +42,7 @@ from extraction.calibration import auroc, brier, ece, threshold_curve  # noqa: E
 from extraction.confidence import fit, prior_model  # noqa: E402
 from extraction.confidence_signals import field_kind, field_signals  # noqa: E402
 from extraction.doctypes.registry import get_doctype  # noqa: E402
-from extraction.llm import LlmConfig  # noqa: E402
+from extraction.llm.config import LlmConfig  # noqa: E402
 from extraction.reading import read_pages  # noqa: E402
 from extraction.violations import RuleContext  # noqa: E402
 from tests.acta_models import MODELS, ActaModel, model_step, wrong_fields  # noqa: E402

@@ -14,9 +14,11 @@ from django.db import transaction
 from django.db.models import Sum
 from django.utils import timezone
 
-from extraction import llm as llm_mod
 from extraction.answers import iter_fields
 from extraction.doctypes.registry import get_doctype
+from extraction.images import redact_images
+from extraction.llm.client import LlmClient
+from extraction.llm.config import LlmConfig, llm_config_from_env
 from extraction.loop import Attempt, RoundOutcome, run_validation_loop
 from extraction.models import Block, Document, Extraction, FieldValue, Page, Round, Violation
 from extraction.ocr.blocks import BBox, BlockType, OcrBlock, OcrPage
@@ -33,9 +35,9 @@ from extraction.violations import RuleContext
 log = logging.getLogger(__name__)
 
 
-def llm_config(*, overrides: dict | None = None) -> llm_mod.LlmConfig | None:
+def llm_config(*, overrides: dict | None = None) -> LlmConfig | None:
     """The configured endpoint (environment), with a batch's overrides (model, input mode)."""
-    config = llm_mod.llm_config_from_env(os.environ)
+    config = llm_config_from_env(os.environ)
     if config is None:
         return None
     overrides = overrides or {}
@@ -158,7 +160,7 @@ def extraction_run(*, document: Document, options: dict | None = None, lease: Le
         # The offline reader gives the same answer every time: one round is all it can do.
         result = run_validation_loop(extract, validate, 1, observer=recorder)
     else:
-        client = llm_mod.LlmClient(config, deadline=time.monotonic() + config.document_timeout_s)
+        client = LlmClient(config, deadline=time.monotonic() + config.document_timeout_s)
         if lease is not None:
             lease.on_lost(client.abort)  # a call in flight for a document taken back stops at once
         judge = client.judge if doctype.rubric else None
@@ -175,7 +177,7 @@ def extraction_run(*, document: Document, options: dict | None = None, lease: Le
 
         extract = round_extractor(
             client=client, doctype=doctype, prompt_text=prompt.text if text_input else None, images=images,
-            on_request=lambda messages: recorder.record_request(llm_mod.redact_images(messages)), on_reply=on_reply)
+            on_request=lambda messages: recorder.record_request(redact_images(messages)), on_reply=on_reply)
         try:
             result = run_validation_loop(extract, validate, max_rounds, observer=recorder)
         finally:

@@ -14,19 +14,11 @@ import pydantic
 import pytest
 from PIL import Image
 
-from extraction.llm import (
-    LlmBadAnswer,
-    LlmClient,
-    LlmConfig,
-    LlmError,
-    LlmRefusal,
-    LlmTransportError,
-    LlmUsage,
-    crop_to_data_url,
-    estimate_cost,
-    image_to_data_url,
-    llm_config_from_env,
-)
+from extraction.images import crop_to_data_url, image_to_data_url
+from extraction.llm.client import LlmClient
+from extraction.llm.config import LlmConfig, llm_config_from_env
+from extraction.llm.errors import LlmBadAnswer, LlmError, LlmRefusal, LlmTransportError
+from extraction.llm.reply import LlmUsage, estimate_cost
 from tests import llm_server as scripted
 from tests.llm_server import (
     ScriptedLLMServer,

@@ -8,7 +8,9 @@ from dataclasses import replace
 
 import pytest
 
-from extraction.llm import LlmClient, LlmConfig, LlmError, LlmTransportError
+from extraction.llm.client import LlmClient
+from extraction.llm.config import LlmConfig
+from extraction.llm.errors import LlmError, LlmTransportError
 from tests import llm_server as scripted
 from tests.llm_server import reply_drip, reply_hang, reply_json
 from tests.unit.test_llm import GOOD, ask_invoice
