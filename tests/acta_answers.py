@@ -23,10 +23,9 @@ from typing import Any
 from rapidfuzz import fuzz
 
 from extraction.acta.generate import spell_digits
-from extraction.doctypes.acta_layout import CANDIDATES, PARTIES
+from extraction.doctypes.acta_layout import CANDIDATES, PARTIES, TOTAL_KEYS
 from extraction.feedback import DATA_CLOSE, DATA_OPEN
 
-TOTAL_KEYS = ("valid_votes", "null_votes", "total_votes")
 TOTAL_LABELS = {"valid_votes": "VOTOS VALIDOS", "null_votes": "VOTOS NULOS", "total_votes": "TOTAL VOTOS"}
 _LINE = re.compile(r"^L(\d+) ?(.*)$")
 _TABLE = re.compile(r"^T(\d+)$")

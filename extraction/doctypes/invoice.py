@@ -287,7 +287,6 @@ DOCTYPE = DocumentType(
     system_prompt=SYSTEM_PROMPT,
     rules=RULES,
     rubric=RUBRIC,
-    needs_llm=True,
     group_fields=group_fields,
     editable=EDITABLE,
 )

@@ -191,7 +191,6 @@ DOCTYPE = DocumentType(
     schema=OwnershipAnswer,
     system_prompt=SYSTEM_PROMPT,
     rules=RULES,
-    needs_llm=True,
     group_fields=group_fields,
     editable=EDITABLE,
 )

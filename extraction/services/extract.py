@@ -123,12 +123,12 @@ def extraction_run(*, document: Document, options: dict | None = None, lease: Le
     pages = ocr_pages_of(document=document)
     prompt = render_prompt(pages)
     blocks = [b for p in pages for b in p.blocks]
-    if doctype.name == "acta":
-        _record_acta_truth(document=document)
+    if doctype.page_truth is not None:
+        _record_truth(document=document, doctype=doctype)
 
     config = llm_config(overrides=options)
     max_rounds = int(options.get("max_rounds") or settings.MAX_ROUNDS)
-    if config is None and doctype.needs_llm:
+    if config is None and doctype.offline_reader is None:
         _end(document_id=document.id, to=Status.FAILED, claim=claim, error_code="needs_llm",
              error_message=f"The document type '{doctype.label}' needs an LLM: set LLM_BASE_URL and LLM_MODEL, "
                            "then retry.")
@@ -150,11 +150,9 @@ def extraction_run(*, document: Document, options: dict | None = None, lease: Le
     recorder = _RoundRecorder(extraction, lease)
 
     if config is None:
-        from extraction.acta.template_reader import read_acta
-
         def extract(attempt: Attempt) -> dict:
             recorder.record_request({"reader": "template", "pages": len(pages)})
-            return doctype.parse_answer(read_acta(pages=pages, prompt=prompt))
+            return doctype.parse_answer(doctype.offline_reader(pages=pages, prompt=prompt))
 
         validate = make_validator(doctype, ctx)
         # The offline reader gives the same answer every time: one round is all it can do.
@@ -282,24 +280,18 @@ def _page_images(*, document: Document, doctype) -> dict[int, Any]:
     return images
 
 
-def _record_acta_truth(*, document: Document) -> None:
-    """Decode the sheet's QR (the true counts) for scoring; it is never shown to the model."""
-    from extraction.acta.qr import decode_qr, parse_qr_payload
+def _record_truth(*, document: Document, doctype) -> None:
+    """Keep the truth the first page states about itself (the acta's QR) for scoring; never shown to the model."""
     from extraction.storage import local_path
 
     page = document.pages.order_by("number").first()
     if page is None:
         return
     with local_path(page.image.name) as path:
-        payload = decode_qr(path)
-    if not payload:
-        return
-    try:
-        truth = parse_qr_payload(payload)
-    except ValueError:
-        log.info("document %s: QR found but not an acta payload", document.id)
-        return
-    Document.objects.filter(pk=document.pk).update(truth={
-        "acta_id": truth.acta_id, "counts": list(truth.counts), "null_votes": truth.null_votes,
-        "extra": truth.extra, "valid_votes": truth.valid_votes, "total_votes": truth.total_votes,
-    })
+        try:
+            truth = doctype.page_truth(path)
+        except ValueError as err:
+            log.info("document %s: the page states a truth that is not a %s's: %s", document.id, doctype.name, err)
+            return
+    if truth:
+        Document.objects.filter(pk=document.pk).update(truth=truth)
