@@ -9,7 +9,7 @@ from pathlib import Path
 import pytest
 
 from extraction.ocr.blocks import BBox, BlockType, OcrBlock, OcrPage
-from extraction.ocr.textract import parse_textract
+from extraction.ocr.textract_json import parse_textract
 from extraction.prompt import PROOF_INSTRUCTIONS, PromptDocument, cell_at, render_prompt
 
 

@@ -14,7 +14,8 @@ from botocore.stub import ANY, Stubber
 from PIL import Image
 
 from extraction.ocr.blocks import BBox, BlockType, OcrError, OcrPage, PageImage, SourceDocument
-from extraction.ocr.textract import TextractEngine, load_textract_json, parse_textract, reading_order
+from extraction.ocr.textract import TextractEngine
+from extraction.ocr.textract_json import load_textract_json, parse_textract, reading_order
 
 RESPONSES = [
     "employment-application",
