@@ -3,19 +3,12 @@
 from __future__ import annotations
 
 import json
-from pathlib import Path
 
 import pytest
 
 from extraction.doctypes.invoice import DOCTYPE
 from extraction.rules import RuleContext, make_validator, parse_date, run_rules, set_field
-
-
-def shared_data() -> Path:
-    path = Path(__file__).resolve().parents[2].parent / "shared" / "data"
-    if not path.is_dir():
-        pytest.skip(f"shared sample data not found at {path}")
-    return path
+from tests.paths import shared_data
 
 
 def p(value):
@@ -207,7 +200,7 @@ def _known_answer(data: dict) -> dict:
 
 
 def test_the_known_answers_of_the_real_invoices_pass_the_arithmetic_rules():
-    folder = shared_data() / "invoices"
+    folder = shared_data("invoices")
     checked = 0
     for path in sorted(folder.glob("*.json")):
         data = json.loads(path.read_text())[0]
