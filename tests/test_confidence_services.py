@@ -14,7 +14,7 @@ from extraction.selectors_confidence import confidence_labels, confidence_model_
 from extraction.services.confidence import NotEnoughLabels, confidence_model_save, confidence_refit
 from extraction.states import ReviewStatus
 from tests.acta_answers import misread
-from tests.test_extraction_llm import acta_pdf, model, process, row_with, when_told
+from tests.acta_pipeline import acta_pdf, model, process, row_with, when_told
 
 pytestmark = pytest.mark.django_db
 

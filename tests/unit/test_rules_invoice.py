@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import json
-from pathlib import Path
 
 import pytest
 
@@ -12,13 +11,7 @@ from extraction.dates import parse_date
 from extraction.doctypes.invoice import DOCTYPE
 from extraction.validation import make_validator, run_rules
 from extraction.violations import RuleContext
-
-
-def shared_data() -> Path:
-    path = Path(__file__).resolve().parents[2].parent / "shared" / "data"
-    if not path.is_dir():
-        pytest.skip(f"shared sample data not found at {path}")
-    return path
+from tests.paths import shared_data
 
 
 def p(value):
@@ -210,7 +203,7 @@ def _known_answer(data: dict) -> dict:
 
 
 def test_the_known_answers_of_the_real_invoices_pass_the_arithmetic_rules():
-    folder = shared_data() / "invoices"
+    folder = shared_data("invoices")
     checked = 0
     for path in sorted(folder.glob("*.json")):
         data = json.loads(path.read_text())[0]
