@@ -42,9 +42,9 @@ from extraction.calibration import auroc, brier, ece, threshold_curve  # noqa: E
 from extraction.confidence import fit, prior_model  # noqa: E402
 from extraction.confidence_signals import field_kind, field_signals  # noqa: E402
 from extraction.doctypes.registry import get_doctype  # noqa: E402
-from extraction.llm import LlmConfig  # noqa: E402
+from extraction.llm.config import LlmConfig  # noqa: E402
 from extraction.reading import read_pages  # noqa: E402
-from extraction.rules import RuleContext  # noqa: E402
+from extraction.violations import RuleContext  # noqa: E402
 from tests.acta_models import MODELS, ActaModel, model_step, wrong_fields  # noqa: E402
 from tests.llm_server import SCRIPTED_MODEL, ScriptedLLMServer  # noqa: E402
 
@@ -128,9 +128,9 @@ def main() -> int:
                         help="the loop checks only the type's own rules, as the seed study did")
     args = parser.parse_args()
     if args.no_proof_rules:
-        import extraction.proofs
+        import extraction.validation
 
-        extraction.proofs.universal_rules = lambda **kwargs: []  # make_validator imports it at each call
+        extraction.validation.universal_rules = lambda **kwargs: []  # make_validator looks it up at each call
 
     layouts = [n for n in (args.layouts.split(",") if args.layouts else LAYOUTS) if n]
     models = [m for m in args.models.split(",") if m]

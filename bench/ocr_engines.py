@@ -37,7 +37,7 @@ STEPS = ("render", "detect", "recognise", "other", "blocks")
 
 # name -> (engine, options). "before" is the adapter as it was; "default" is whatever the adapter defaults
 # to now; the rest each change one thing from "default" (or from "before" where marked) to show its effect.
-BEFORE = {"threads": 1, "det_limit": None, "rec_batch": 6, "rec_width": 320, "lean": False}  # the adapter before issue 16
+BEFORE = {"threads": 1, "det_limit": None, "rec_batch": 6, "rec_width": 320, "lean": False}  # the adapter before tuning
 SETTINGS: dict[str, tuple[str, dict[str, Any]]] = {
     "before": ("rapidocr", BEFORE),
     "before + angle classifier": ("rapidocr", {**BEFORE, "params": {"Global.use_cls": True}}),

@@ -19,7 +19,7 @@ def main(folder: Path = DEFAULT_DATA) -> int:
     from bpe_openai import get_encoding
 
     from extraction.ocr.blocks import BlockType
-    from extraction.ocr.textract import parse_textract
+    from extraction.ocr.textract_json import parse_textract
     from extraction.prompt import render_prompt
 
     files = sorted(folder.glob("*.textract.json"))

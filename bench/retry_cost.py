@@ -46,7 +46,7 @@ from extraction import render  # noqa: E402
 from extraction.acta.generate import generate_acta, render_scan  # noqa: E402
 from extraction.acta.layouts import LAYOUTS  # noqa: E402
 from extraction.doctypes.registry import get_doctype  # noqa: E402
-from extraction.llm import LlmConfig  # noqa: E402
+from extraction.llm.config import LlmConfig  # noqa: E402
 from extraction.ocr.blocks import OcrPage, SourceDocument  # noqa: E402
 from extraction.ocr.registry import get_engine  # noqa: E402
 from extraction.prompt import render_prompt  # noqa: E402
@@ -183,7 +183,7 @@ class InvoiceModel:
 
 def _node(answer: dict[str, Any], path: str) -> dict[str, Any] | None:
     try:
-        from extraction.rules import get_field
+        from extraction.answers import get_field
 
         return get_field(answer, path)
     except (KeyError, IndexError):

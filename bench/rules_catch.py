@@ -38,7 +38,8 @@ from extraction.doctypes.registry import get_doctype  # noqa: E402
 from extraction.ocr.blocks import BlockType, OcrBlock, PageImage, SourceDocument  # noqa: E402
 from extraction.ocr.registry import get_engine  # noqa: E402
 from extraction.prompt import render_prompt  # noqa: E402
-from extraction.rules import RuleContext, make_validator  # noqa: E402
+from extraction.validation import make_validator  # noqa: E402
+from extraction.violations import RuleContext  # noqa: E402
 from tests import acta_answers as aa  # noqa: E402
 
 DIGITS = ["CERO", "UNO", "DOS", "TRES", "CUATRO", "CINCO", "SEIS", "SIETE", "OCHO", "NUEVE"]
@@ -260,8 +261,8 @@ def _shown_as(pages, block_id: str, old: str, new: str):
 
 def _shown_word(answer: dict, path: str, ctx) -> OcrBlock | None:
     """The WORD that shows the value at `path` (its proof narrowed to words), or None."""
+    from extraction.answers import get_field
     from extraction.proofs import block_index, resolve_field
-    from extraction.rules import get_field
 
     found = [f for f in resolve_field(get_field(answer, path), ctx) if f.type == "WORD"]
     return block_index(ctx).by_id.get(found[0].block_id) if len(found) == 1 else None

@@ -41,7 +41,7 @@ from extraction.acta.generate import generate_acta  # noqa: E402
 from extraction.acta.layouts import LAYOUTS, TUNE_LAYOUTS  # noqa: E402
 from extraction.acta.scans import scan_image  # noqa: E402
 from extraction.doctypes.registry import get_doctype  # noqa: E402
-from extraction.llm import LlmConfig  # noqa: E402
+from extraction.llm.config import LlmConfig  # noqa: E402
 from extraction.ocr.blocks import OcrPage, SourceDocument  # noqa: E402
 from extraction.ocr.registry import get_engine  # noqa: E402
 from extraction.reading import read_pages  # noqa: E402

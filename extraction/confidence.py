@@ -17,7 +17,7 @@ from typing import Any
 import numpy as np
 
 from extraction.confidence_signals import FEATURES, FieldSignals
-from extraction.rules import Violation
+from extraction.violations import Violation
 
 __all__ = ["MIN_LABELS", "PRIOR", "SUSPICIOUS_CODE", "ConfidenceModel", "fit", "prior_model", "suspicious_pass"]
 

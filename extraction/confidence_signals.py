@@ -15,9 +15,13 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
+from extraction.answers import get_value, iter_fields
+from extraction.grounding import supports
 from extraction.loop import suspicion
-from extraction.proofs import ResolvedProof, resolve_field, supports
-from extraction.rules import RuleContext, Violation, as_int, get_value, iter_fields, parse_digit_words
+from extraction.numbers import as_int, parse_digit_words
+from extraction.proof_blocks import ResolvedProof
+from extraction.proofs import resolve_field
+from extraction.violations import RuleContext, Violation
 
 __all__ = ["FEATURES", "FieldSignals", "field_kind", "field_signals"]
 

@@ -16,10 +16,11 @@ import re
 from collections.abc import Iterable, Sequence
 from typing import TYPE_CHECKING, Any
 
+from extraction.answers import get_field
 from extraction.loop import Attempt
 from extraction.patches import patchable
 from extraction.prompt import PROOF_INSTRUCTIONS
-from extraction.rules import Violation, get_field
+from extraction.violations import Violation
 
 if TYPE_CHECKING:
     from extraction.doctypes.base import DocumentType

@@ -1,5 +1,8 @@
 """Intake of uploaded files: type sniffing, limits, safe zip expansion (pure: no ORM, no Celery).
 
+One file past 400 lines on purpose: it is the uploads' one gate, and its checks share the sniffing, the limits
+and the wording of every message a user reads, so they are read and changed together.
+
 The ingest service stores every upload unchanged, then calls `expand_upload` (a zip becomes one Entry per member)
 and `inspect_file` on each entry. Anything wrong becomes an `IntakeError` on that one document, with a
 slug (`code`) and a message that says what is wrong, with numbers, and what the user can do.

@@ -18,7 +18,7 @@ from dataclasses import dataclass, field
 from typing import Any, Literal, Protocol
 
 from extraction.patches import Patch, apply_patch, patch_violations
-from extraction.rules import Violation
+from extraction.violations import Violation
 
 __all__ = [
     "AnswerParseError",

@@ -14,7 +14,8 @@ from collections.abc import Iterable
 from dataclasses import dataclass, field
 from typing import Any
 
-from extraction.rules import Violation, get_field, is_proved, iter_fields, proved_paths
+from extraction.answers import get_field, is_proved, iter_fields, proved_paths
+from extraction.violations import Violation
 
 __all__ = ["PROOF_ITEM_SCHEMA", "Patch", "PatchError", "apply_patch", "parse_patch", "patch_schema", "patch_from_answer",
            "patch_violations", "patchable"]

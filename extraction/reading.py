@@ -15,16 +15,21 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from extraction import llm as llm_mod
+from extraction.answers import get_field
 from extraction.doctypes.base import DocumentType
 from extraction.feedback import build_messages, wants_patch
+from extraction.images import crop_to_data_url, image_to_data_url
+from extraction.llm.client import LlmClient
+from extraction.llm.config import LlmConfig
+from extraction.llm.errors import LlmBadAnswer
 from extraction.loop import AnswerParseError, Attempt, LoopObserver, LoopResult, run_validation_loop
 from extraction.ocr.blocks import BBox, OcrPage
 from extraction.patches import Patch, PatchError, apply_patch, parse_patch, patch_from_answer, patch_schema
 from extraction.prompt import render_prompt
 from extraction.prompt_doc import PromptDocument
 from extraction.proofs import resolve_field
-from extraction.rules import RuleContext, Violation, get_field, make_validator
+from extraction.validation import make_validator
+from extraction.violations import RuleContext, Violation
 
 __all__ = ["Reading", "proof_crops", "read_pages", "round_extractor"]
 
@@ -33,7 +38,7 @@ _CROP_MARGIN_LINES = 2.0  # text lines of context above and below the cited rows
 
 def round_extractor(
     *,
-    client: llm_mod.LlmClient,
+    client: LlmClient,
     doctype: DocumentType,
     prompt_text: str | None,
     images: Callable[[Attempt], list[str]],
@@ -51,7 +56,7 @@ def round_extractor(
         try:
             reply = client.complete_json(messages=messages, schema=schema,
                                          schema_name=f"{doctype.name}_changes" if patch else doctype.name)
-        except llm_mod.LlmBadAnswer as err:
+        except LlmBadAnswer as err:
             if on_reply is not None:
                 on_reply(err.reply)
             raise AnswerParseError(err.message, err.raw_text) from None
@@ -116,8 +121,8 @@ def round_images(*, pages: dict[int, Any], ctx: RuleContext, max_side: int) -> C
         if attempt.round > 1 and isinstance(attempt.previous_answer, dict):
             crops = proof_crops(answer=attempt.previous_answer, involved=attempt.involved, ctx=ctx)
         if crops:
-            return [llm_mod.crop_to_data_url(pages[n], box, max_side) for n, box in sorted(crops.items()) if n in pages]
-        return [llm_mod.image_to_data_url(pages[n], max_side=max_side) for n in sorted(pages)]
+            return [crop_to_data_url(pages[n], box, max_side) for n, box in sorted(crops.items()) if n in pages]
+        return [image_to_data_url(pages[n], max_side=max_side) for n in sorted(pages)]
 
     return images
 
@@ -129,7 +134,7 @@ class Reading:
     validate: Callable[[Any], list[Violation]]
 
 
-def read_pages(*, pages: list[OcrPage], doctype: DocumentType, config: llm_mod.LlmConfig, max_rounds: int = 3,
+def read_pages(*, pages: list[OcrPage], doctype: DocumentType, config: LlmConfig, max_rounds: int = 3,
                page_images: dict[int, Path] | None = None, observer: LoopObserver | None = None,
                on_request: Callable[[list[dict[str, Any]]], None] | None = None,
                on_reply: Callable[[Any], None] | None = None) -> Reading:
@@ -146,7 +151,7 @@ def read_pages(*, pages: list[OcrPage], doctype: DocumentType, config: llm_mod.L
     shown = {n: doctype.prepare_image(path) if doctype.prepare_image else path for n, path in (page_images or {}).items()}
     images = (round_images(pages=shown, ctx=crop_ctx, max_side=config.image_max_side)
               if config.input_mode != "text" else (lambda attempt: []))
-    client = llm_mod.LlmClient(config)
+    client = LlmClient(config)
     extract = round_extractor(client=client, doctype=doctype, prompt_text=prompt.text if text_input else None,
                               images=images, on_request=on_request, on_reply=on_reply)
     try:

@@ -161,8 +161,8 @@ def document_pages(*, document: Document) -> dict[int, object]:
 
 def document_history(*, document: Document) -> dict:
     """The rounds of every extraction (newest first), what changed between rounds, and the review events."""
+    from extraction.answers import iter_fields
     from extraction.models import ReviewEvent, Round
-    from extraction.rules import iter_fields
 
     extractions = list(Extraction.objects.filter(document=document).newest_first())
     rounds_by = {}

@@ -20,12 +20,12 @@ from decimal import Decimal
 from typing import Any
 
 from extraction import stats
+from extraction.doctypes.base import DocumentType
+from extraction.doctypes.registry import get_doctype
 from extraction.models import Batch, Document, Extraction, Round
-from extraction.rules import as_int, get_value
 from extraction.selectors import rule_label as _rule_label
 from extraction.states import ReviewStatus, Status, StopReason
 
-TOTAL_KEYS = ("valid_votes", "null_votes", "total_votes")
 FLAG_REASONS = (StopReason.STAGNATED.value, StopReason.EXHAUSTED.value)
 
 
@@ -38,27 +38,16 @@ def rule_label(code: str) -> str:
 # --- truth (pure) --------------------------------------------------------------------------------------
 
 
-def truth_mismatches(answer: Any, truth: Any) -> list[str] | None:
-    """The paths whose values differ from an acta's QR truth; None when there is no usable truth."""
-    if not isinstance(truth, dict) or not isinstance(truth.get("counts"), list):
-        return None
-    if not isinstance(answer, dict):
-        answer = {}
-    wrong = []
-    rows = answer.get("rows") if isinstance(answer.get("rows"), list) else []
-    for i, expected in enumerate(truth["counts"]):
-        if as_int(get_value(answer, f"rows[{i}].votes")) != expected or i >= len(rows):
-            wrong.append(f"rows[{i}].votes")
-    if len(rows) > len(truth["counts"]):
-        wrong.append("rows")
-    for key in TOTAL_KEYS:
-        if key in truth and as_int(get_value(answer, key)) != truth[key]:
-            wrong.append(key)
-    return wrong
+def truth_mismatches(answer: Any, truth: Any, *, doctype: DocumentType) -> list[str] | None:
+    """The paths whose values differ from the document's known truth, as accuracy counts them; None when
+    there is no usable truth."""
+    comparison = doctype.truth_differences(answer, truth)
+    return None if comparison is None else [d.path for d in comparison.differences if d.scored]
 
 
-def truth_fields(truth: dict) -> int:
-    return len(truth.get("counts") or []) + sum(1 for k in TOTAL_KEYS if k in truth)
+def truth_fields(truth: dict, *, doctype: DocumentType) -> int:
+    comparison = doctype.truth_differences({}, truth)
+    return comparison.scored_fields if comparison else 0
 
 
 def field_family(path: str) -> str:
@@ -183,7 +172,9 @@ def batch_dashboard(*, batch: Batch) -> dict[str, Any]:
 
 def _truth_section(*, batch: Batch, documents: list[dict], current: dict[int, dict]) -> dict[str, Any] | None:
     """Accuracy against the known truth (acta QR); None when no document of the batch has one."""
-    with_truth = {d["id"]: d for d in documents if truth_mismatches({}, d["truth"]) is not None and d["id"] in current}
+    doctype = get_doctype(batch.doctype)
+    with_truth = {d["id"]: d for d in documents
+                  if truth_mismatches({}, d["truth"], doctype=doctype) is not None and d["id"] in current}
     if not with_truth:
         return None
     ext_ids = {current[doc_id]["id"]: doc_id for doc_id in with_truth}
@@ -199,9 +190,9 @@ def _truth_section(*, batch: Batch, documents: list[dict], current: dict[int, di
     def score(pairs: list[tuple[Any, dict]]) -> dict:
         right_docs = right_fields = all_fields = 0
         for answer, truth in pairs:
-            wrong = truth_mismatches(answer, truth) or []
+            wrong = truth_mismatches(answer, truth, doctype=doctype) or []
             right_docs += not wrong
-            n = truth_fields(truth)
+            n = truth_fields(truth, doctype=doctype)
             all_fields += n
             right_fields += max(0, n - len(wrong))
         return {"documents": _pct(stats.proportion(right_docs, len(pairs))),
@@ -240,6 +231,7 @@ def run_key(extraction: dict) -> tuple[str, str, str, str, str]:
 
 def batch_runs(*, batch: Batch, max_documents: int = 200) -> dict[str, Any]:
     """Each set of settings the batch was run with, compared; and documents run more than once, run by run."""
+    doctype = get_doctype(batch.doctype)
     extractions = _extractions_by_document(
         batch, ("stop_reason", "best_round", "prompt_tokens", "completion_tokens", "cost", "reader", "settings",
                 "started_at"))
@@ -248,7 +240,7 @@ def batch_runs(*, batch: Batch, max_documents: int = 200) -> dict[str, Any]:
     docs = {d["id"]: d for d in Document.objects.filter(batch=batch).values("id", "filename", "truth")}
     multi = [doc_id for doc_id, runs in extractions.items() if len(runs) > 1]
     answer_ids = [e["id"] for doc_id, runs in extractions.items() for e in runs
-                  if truth_mismatches({}, docs.get(doc_id, {}).get("truth")) is not None]
+                  if truth_mismatches({}, docs.get(doc_id, {}).get("truth"), doctype=doctype) is not None]
     answers = dict(Extraction.objects.filter(pk__in=answer_ids).values_list("id", "answer")) if answer_ids else {}
 
     groups: dict[tuple, dict] = {}
@@ -268,7 +260,7 @@ def batch_runs(*, batch: Batch, max_documents: int = 200) -> dict[str, Any]:
             g["started"] = min(g["started"], e["started_at"])
             if e["id"] in answers:
                 g["truth_n"] += 1
-                g["truth_right"] += not truth_mismatches(answers[e["id"]], truth)
+                g["truth_right"] += not truth_mismatches(answers[e["id"]], truth, doctype=doctype)
     compared = []
     for g in sorted(groups.values(), key=lambda g: g["started"]):
         reader, model, input_mode, max_rounds, ocr = g["key"]
@@ -286,7 +278,7 @@ def batch_runs(*, batch: Batch, max_documents: int = 200) -> dict[str, Any]:
         cells = []
         for e in reversed(extractions[doc_id]):  # oldest first, left to right
             rs = rounds.get(e["id"], [])
-            wrong = truth_mismatches(answers[e["id"]], truth) if e["id"] in answers else None
+            wrong = truth_mismatches(answers[e["id"]], truth, doctype=doctype) if e["id"] in answers else None
             cells.append({
                 "id": e["id"], "started_at": e["started_at"], "stop_reason": e["stop_reason"] or "unfinished",
                 "rounds": len(rs), "rules": sorted(_best_round_codes(e, rs)) if rs else [],

@@ -214,11 +214,7 @@ OCR_REC_WIDTH = env_int("OCR_REC_WIDTH", 320, minimum=16, maximum=2048)
 OCR_REC_WORKERS = env_int("OCR_REC_WORKERS", 1, minimum=1, maximum=64)
 OCR_PAGE_WORKERS = env_int("OCR_PAGE_WORKERS", 1, minimum=1, maximum=64)
 RENDERER = env_choice("RENDERER", "pymupdf", ["pymupdf", "pdf2image"])
-LLM_BASE_URL = env_str("LLM_BASE_URL")
-LLM_API_KEY = env_str("LLM_API_KEY")
-LLM_MODEL = env_str("LLM_MODEL")
-LLM_INPUT = env_choice("LLM_INPUT", "text", ["text", "vision", "hybrid"])
-LLM_TIMEOUT = env_float("LLM_TIMEOUT", 60.0, minimum=1.0)
+# The LLM_* variables are read, and checked, once: by extraction/llm/config.py, which uses them.
 MAX_ROUNDS = env_int("MAX_ROUNDS", 3, minimum=1, maximum=10)
 
 # Upload limits (bad input ends as a clear error on that document)

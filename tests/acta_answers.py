@@ -23,10 +23,9 @@ from typing import Any
 from rapidfuzz import fuzz
 
 from extraction.acta.generate import spell_digits
-from extraction.doctypes.acta_layout import CANDIDATES, PARTIES
+from extraction.doctypes.acta_layout import CANDIDATES, PARTIES, TOTAL_KEYS
 from extraction.feedback import DATA_CLOSE, DATA_OPEN
 
-TOTAL_KEYS = ("valid_votes", "null_votes", "total_votes")
 TOTAL_LABELS = {"valid_votes": "VOTOS VALIDOS", "null_votes": "VOTOS NULOS", "total_votes": "TOTAL VOTOS"}
 _LINE = re.compile(r"^L(\d+) ?(.*)$")
 _TABLE = re.compile(r"^T(\d+)$")
@@ -121,7 +120,7 @@ def patch_fields(body: dict[str, Any]) -> list[str] | None:
 
 def as_patch(answer: dict[str, Any], previous: dict[str, Any], fields: list[str]) -> dict[str, Any]:
     """A whole answer as the changes it makes to `previous` on `fields` (what a model sends in a retry)."""
-    from extraction.rules import get_field
+    from extraction.answers import get_field
 
     changes = []
     for path in fields:

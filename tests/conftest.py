@@ -1,26 +1,13 @@
-"""Shared fixtures: one user per role plus an outsider, and paths to ../shared."""
+"""Shared fixtures: one user per role plus an outsider, clients logged in as each, the LLM environment."""
 
 from __future__ import annotations
 
-from pathlib import Path
-
 import pytest
 
-# Fixtures of the scripted LLM server, the real Celery worker and the browser.
-pytest_plugins = ["tests.llm_server", "tests.worker", "tests.browser"]
+from tests.accounts import PASSWORD
 
-ROOT = Path(__file__).resolve().parents[1]
-SHARED = ROOT.parent / "shared"
-PASSWORD = "correct-horse-battery-9"
-
-
-def shared_data(*parts: str) -> Path:
-    """A path under ../shared/data, or skip the test when ../shared is not beside the project."""
-    path = SHARED.joinpath("data", *parts)
-    if not path.exists():
-        pytest.skip(f"{path} is not here: the sample data lives in ../shared beside the project (CI has it)")
-    return path
-
+# Fixtures of the scripted LLM server, the real Celery worker, the browser and the URL role matrix's world.
+pytest_plugins = ["tests.llm_server", "tests.worker", "tests.browser", "tests.url_matrix"]
 
 @pytest.fixture(autouse=True)
 def fast_password_hasher(settings):

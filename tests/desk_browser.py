@@ -1,8 +1,8 @@
-"""Helpers of the desk's browser tests: log in, open a document, read geometry."""
+"""Helpers of the browser tests: log in, open a document on the desk, read geometry."""
 
 from __future__ import annotations
 
-from tests.conftest import PASSWORD
+from tests.accounts import PASSWORD
 
 
 def login(page, base: str, role: str = "reviewer", *, username: str | None = None) -> None:

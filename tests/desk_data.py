@@ -20,9 +20,10 @@ from extraction.doctypes.acta_layout import PARTIES
 from extraction.doctypes.registry import get_doctype
 from extraction.models import Batch, Block, Document, Extraction, Page, Round
 from extraction.prompt import render_prompt
-from extraction.rules import RuleContext, make_validator
 from extraction.services.extract import fieldvalues_save, ocr_pages_of, violations_save
 from extraction.states import Status
+from extraction.validation import make_validator
+from extraction.violations import RuleContext
 
 PAGE_W, PAGE_H = 1275, 1650
 ROW_H = 0.05

@@ -10,7 +10,7 @@ import time
 
 from extraction.models import Batch, Document, Extraction, Round
 from extraction.services.transitions import ABANDONED
-from tests.worker import ROOT
+from tests.paths import ROOT
 
 FINAL = ("passed", "flagged", "failed")
 

@@ -20,9 +20,9 @@ from decimal import Decimal
 from typing import Any
 
 from extraction.currency import shows_currency
+from extraction.grounding import supports
 from extraction.ocr.blocks import BlockType, OcrBlock
 from extraction.prompt_doc import PromptDocument
-from extraction.proofs import supports
 from tests.invoice_truth import locate
 
 # Values the page prints that the known answer leaves out (invoice2data's file for this invoice tests the

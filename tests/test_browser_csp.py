@@ -5,8 +5,8 @@ from __future__ import annotations
 
 import pytest
 
-from tests.conftest import PASSWORD
-from tests.test_security import ALLOWED, POST_ONLY, _patterns, _url, world  # noqa: F401  (world is a fixture)
+from tests.desk_browser import login
+from tests.url_matrix import ALLOWED, POST_ONLY, url_for, url_names
 
 pytestmark = [pytest.mark.browser, pytest.mark.django_db(transaction=True)]
 
@@ -44,15 +44,6 @@ def _violations(page) -> list[str]:
     return page.evaluate("window.__csp || []")
 
 
-def _login(page, base: str, role: str) -> None:
-    page.goto(base + "/login/")
-    page.fill("input[name=username]", role)
-    page.fill("input[name=password]", PASSWORD)
-    page.click("button[type=submit]")
-    page.wait_for_load_state("networkidle")
-    assert "/login/" not in page.url
-
-
 @pytest.mark.parametrize("role", ["admin", "reviewer", "supervisor"])
 def test_every_page_of_every_role_keeps_to_the_content_security_policy(live_server, page, users, world, role):  # noqa: F811
     base = live_server.url
@@ -62,13 +53,14 @@ def test_every_page_of_every_role_keeps_to_the_content_security_policy(live_serv
     assert "script-src 'self'" in policy and "style-src 'self'" in policy
     assert "unsafe-inline" not in policy and "unsafe-eval" not in policy
     assert not _violations(page), _violations(page)
-    _login(page, base, role)
+    login(page, base, role)
+    page.wait_for_load_state("networkidle")
 
     visited = []
-    for name, params in _patterns():
+    for name, params in url_names():
         if name not in ALLOWED or role not in ALLOWED[name] or name in POST_ONLY or name in NOT_PAGES:
             continue
-        url = base + _url(name, params, world)
+        url = base + url_for(name, params, world)
         response = page.goto(url)
         page.wait_for_load_state("networkidle")
         assert response.status < 400, (name, response.status)

@@ -12,7 +12,8 @@ from extraction.models import Document, FieldValue, ReviewEvent
 from extraction.services.ingest import IncomingFile, batch_create_from_files
 from extraction.services.pipeline import document_process
 from tests.browser import screenshot
-from tests.conftest import PASSWORD, ROOT
+from tests.desk_browser import login
+from tests.paths import ROOT
 
 pytestmark = [pytest.mark.browser, pytest.mark.django_db(transaction=True)]
 
@@ -34,14 +35,6 @@ def flagged_scan(tmp_path: Path):
     row = int(digits_path.split("[")[1].split("]")[0])
     true_words = spell_digits(generated.printed["rows"][row]["votes_text"])  # the digits are right, the words slipped
     return document, digits_path, words_path, true_words
-
-
-def login(page, base: str, role: str = "reviewer") -> None:
-    page.goto(base + "/login/")
-    page.fill("input[name=username]", role)
-    page.fill("input[name=password]", PASSWORD)
-    page.click("button[type=submit]")
-    page.wait_for_url(base + "/queue/")
 
 
 def highlight_matches_bbox(page, bbox: dict) -> None:
@@ -67,6 +60,7 @@ def test_a_reviewer_clears_a_flagged_acta_with_the_mouse_and_then_the_keyboard_a
     document, digits_path, words_path, true_words = flagged_scan(tmp_path)
     base = live_server.url
     login(page, base)
+    page.wait_for_url(base + "/queue/")  # a reviewer starts at the queue
 
     # The queue names the broken rule in words.
     row = page.locator(f'tr[data-document="{document.id}"]')

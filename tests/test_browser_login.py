@@ -4,8 +4,8 @@ from __future__ import annotations
 
 import pytest
 
+from tests.accounts import PASSWORD
 from tests.browser import screenshot
-from tests.conftest import PASSWORD
 
 pytestmark = [pytest.mark.browser, pytest.mark.django_db(transaction=True)]
 

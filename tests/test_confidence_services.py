@@ -15,7 +15,7 @@ from extraction.states import ReviewStatus
 from reviewer.selectors_confidence import confidence_labels
 from reviewer.services.confidence import NotEnoughLabels, confidence_model_save, confidence_refit
 from tests.acta_answers import misread
-from tests.test_extraction_llm import acta_pdf, model, process, row_with, when_told
+from tests.acta_pipeline import acta_pdf, model, process, row_with, when_told
 
 pytestmark = pytest.mark.django_db
 

@@ -7,6 +7,7 @@ from decimal import Decimal
 import pytest
 from django.urls import reverse
 
+from extraction.doctypes.acta import DOCTYPE as ACTA
 from extraction.selectors_dashboard import batch_dashboard, field_family, truth_mismatches
 from tests.dashboard_data import (
     acta_answer,
@@ -113,14 +114,15 @@ def test_a_batch_without_truth_or_documents_has_no_accuracy_and_no_rates():
 def test_truth_mismatches_names_each_wrong_count_and_total():
     counts = counts_for(3)
     answer = acta_answer(counts)
-    assert truth_mismatches(answer, truth_of(counts)) == []
+    assert truth_mismatches(answer, truth_of(counts), doctype=ACTA) == []
     wrong = list(counts)
     wrong[7] += 1
-    assert truth_mismatches(answer, truth_of(wrong)) == ["rows[7].votes", "valid_votes", "total_votes"]
-    assert truth_mismatches({}, truth_of(counts))[:2] == ["rows[0].votes", "rows[1].votes"]
-    assert truth_mismatches(answer, None) is None and truth_mismatches(answer, {"acta_id": "x"}) is None
+    assert truth_mismatches(answer, truth_of(wrong), doctype=ACTA) == ["rows[7].votes", "valid_votes", "total_votes"]
+    assert truth_mismatches({}, truth_of(counts), doctype=ACTA)[:2] == ["rows[0].votes", "rows[1].votes"]
+    assert truth_mismatches(answer, None, doctype=ACTA) is None and truth_mismatches(
+        answer, {"acta_id": "x"}, doctype=ACTA) is None
     short = {**answer, "rows": answer["rows"][:-1]}
-    assert "rows[37].votes" in truth_mismatches(short, truth_of(counts))
+    assert "rows[37].votes" in truth_mismatches(short, truth_of(counts), doctype=ACTA)
 
 
 def test_field_families_group_rows():

@@ -15,7 +15,7 @@ from pathlib import Path
 import pytest
 
 from tests.faults import free_port, wait_until
-from tests.worker import ROOT
+from tests.paths import ROOT
 
 pytestmark = [pytest.mark.slow]
 

@@ -357,8 +357,8 @@ def test_history_shows_rounds_rules_stop_reason_and_every_review_event(client_as
 
 
 def test_history_shows_what_the_model_changed_between_rounds(client_as, acta):
+    from extraction.answers import set_field
     from extraction.models import Round
-    from extraction.rules import set_field
 
     first = Round.objects.get(extraction=acta.extraction, number=1)
     Round.objects.create(extraction=acta.extraction, number=2, state="completed",

@@ -9,8 +9,8 @@ import json
 import pytest
 from django.urls import reverse
 
+from extraction.answers import get_value, iter_fields
 from extraction.models import FieldValue
-from extraction.rules import get_value, iter_fields
 from extraction.services import review
 from extraction.services.export import batch_events, batch_export_documents, csv_cell
 from reviewer.services import audit

@@ -13,11 +13,11 @@ from datetime import UTC, datetime
 
 import pytest
 
-from extraction.acta.generate import generate_acta, render_scan
 from extraction.models import Batch, Document, Round
 from extraction.services.ingest import IncomingFile, batch_create_from_files
 from extraction.services.pipeline import documents_requeue_stuck
 from extraction.services.requeue import document_requeue
+from tests.acta_pipeline import acta_pdf, model, scanned_acta
 from tests.faults import (
     assert_processed_once,
     free_port,
@@ -29,18 +29,11 @@ from tests.faults import (
     wait_until,
 )
 from tests.llm_server import reply_delay, reply_drip, reply_hang
-from tests.test_extraction_llm import acta_pdf, model
 from tests.worker import WorkerProcess
 
 pytestmark = [pytest.mark.worker, pytest.mark.slow, pytest.mark.django_db(transaction=True)]
 
 SLACK = 5.0  # seconds past a deadline allowed on a loaded 2-core machine (claims, OCR, database writes)
-
-
-def _scan(tmp_path, seed: int) -> IncomingFile:
-    path = tmp_path / f"acta-{seed}.jpg"
-    path.write_bytes(render_scan(generate_acta(seed=seed).pdf_bytes, seed=seed))
-    return IncomingFile(path.name, path)
 
 
 def _llm_env(worker_env: dict, server, **extra: str) -> dict:
@@ -55,7 +48,7 @@ def test_a_worker_killed_mid_document_leaves_it_to_be_processed_exactly_once(wor
     first.start()
     try:
         batch = batch_create_from_files(name="killed", doctype="acta", ocr_engine="rapidocr",
-                                        files=[_scan(tmp_path, 31)])
+                                        files=[scanned_acta(tmp_path, seed=31)])
         doc = batch.documents.get()
         wait_status(doc.id, "processing")
         time.sleep(1)  # well inside the OCR of the scan
@@ -230,7 +223,7 @@ def test_a_batch_completes_once_when_its_redis_restarts_mid_batch(worker_env, tm
     worker = WorkerProcess(env, tmp_path / "worker.log")
     try:
         worker.start()
-        files = [_scan(tmp_path, s) for s in (41, 42, 43)]
+        files = [scanned_acta(tmp_path, seed=s) for s in (41, 42, 43)]
         in_django("from django.core.management import call_command; call_command('ingest', *%r, "
                   "'--type', 'acta', '--batch', 'redis-restart', '--engine', 'rapidocr')"
                   % [str(f.path) for f in files], env)

@@ -15,7 +15,8 @@ from django.urls import reverse
 from extraction import services
 from extraction.models import Batch, Document
 from extraction.states import Status
-from tests.conftest import PASSWORD, ROOT
+from tests.accounts import PASSWORD
+from tests.paths import ROOT
 
 # Every page so far, and who may open it. Later views join this matrix in tests/test_security.py.
 START_PAGES = {"admin": "batch_list", "reviewer": "queue", "supervisor": "audit_home"}

@@ -10,12 +10,10 @@ from django.urls import reverse
 from extraction.models import Batch, Document
 from extraction.services.extract import ocr_pages_of
 from extraction.services.pipeline import document_read
-from tests.conftest import SHARED
-from tests.invoice_truth import expected_values, load_truth, locate
-from tests.unit.test_ocr_local import KNOWN_MISSING
+from tests.invoice_truth import INVOICES, KNOWN_MISSING, expected_values, load_truth, locate
+from tests.paths import needs_shared_data
 
-INVOICES = SHARED / "data" / "invoices"
-pytestmark = pytest.mark.skipif(not INVOICES.is_dir(), reason=f"{INVOICES} is not here (CI has ../shared)")
+pytestmark = needs_shared_data("invoices")
 
 
 @pytest.fixture(scope="module")

@@ -14,7 +14,8 @@ from extraction.ocr.blocks import PageImage, SourceDocument
 from extraction.ocr.registry import get_engine
 from extraction.prompt import render_prompt
 from extraction.render import render_document
-from extraction.rules import RuleContext, make_validator
+from extraction.validation import make_validator
+from extraction.violations import RuleContext
 from tests.invoice_answers import correct_invoice_answer, same_as_truth
 from tests.invoice_truth import INVOICES, load_truth
 

@@ -6,6 +6,7 @@ import pytest
 from django.urls import reverse
 
 from extraction.models import Round
+from tests.acta_pipeline import acta_pdf, model, process
 from tests.llm_server import (
     openai_error_body,
     reply_drop,
@@ -13,7 +14,6 @@ from tests.llm_server import (
     reply_status,
     reply_text,
 )
-from tests.test_extraction_llm import acta_pdf, model, process
 
 pytestmark = pytest.mark.django_db
 

@@ -221,7 +221,7 @@ def test_a_corrected_value_is_not_called_ungrounded_but_an_uncorrected_one_still
     # a value nobody corrected is still checked against its proof
     extraction = acta.extraction
     extraction.refresh_from_db()
-    from extraction.rules import set_field
+    from extraction.answers import set_field
 
     answer = set_field(extraction.answer, "rows[0].votes_words", "NUEVE NUEVE NUEVE NUEVE")
     assert any(v.code == "value_grounded" and v.fields == ("rows[0].votes_words",)

@@ -11,8 +11,8 @@ from django.urls import reverse
 
 from extraction.models import Batch, Page, Upload
 from extraction.services.requeue import document_requeue
+from tests.acta_pipeline import scanned_acta
 from tests.faults import assert_processed_once, free_port, wait_final, wait_until
-from tests.test_faults_worker import _scan
 from tests.worker import WorkerProcess
 
 pytestmark = [pytest.mark.worker, pytest.mark.slow, pytest.mark.django_db(transaction=True)]
@@ -71,7 +71,7 @@ def s3(settings, monkeypatch):
 def test_a_batch_on_s3_survives_the_bucket_going_away_mid_batch(worker_env, users, client, tmp_path, s3):
     env = {**worker_env, **CREDENTIALS, "STORAGE_BACKEND": "s3", "AWS_STORAGE_BUCKET_NAME": BUCKET,
            "AWS_S3_ENDPOINT_URL": s3.endpoint, "AWS_MAX_ATTEMPTS": "2"}
-    files = [_scan(tmp_path, seed) for seed in (91, 92, 93)]
+    files = [scanned_acta(tmp_path, seed=seed) for seed in (91, 92, 93)]
     client.force_login(users["admin"])
     response = client.post(reverse("batch_upload"), {
         "name": "on-s3", "doctype": "acta", "ocr_engine": "rapidocr",

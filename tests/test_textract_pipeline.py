@@ -14,7 +14,7 @@ from extraction.models import Batch, Block
 from extraction.ocr.textract import TextractEngine
 from extraction.services import pipeline
 from extraction.services.pipeline import document_process
-from tests.conftest import shared_data
+from tests.paths import shared_data
 
 
 def _upload(client, path, *, engine: str) -> Batch:

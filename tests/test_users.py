@@ -7,7 +7,7 @@ from django.contrib.auth.models import User
 from django.test import Client
 from django.urls import reverse
 
-from tests.conftest import PASSWORD
+from tests.accounts import PASSWORD
 
 pytestmark = pytest.mark.django_db
 

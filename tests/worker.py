@@ -12,7 +12,7 @@ from urllib.parse import quote
 
 import pytest
 
-ROOT = Path(__file__).resolve().parents[1]
+from tests.paths import ROOT
 
 
 def _database_url(settings_dict: dict) -> str:

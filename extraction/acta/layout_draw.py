@@ -15,14 +15,13 @@ import pymupdf
 
 from extraction.acta.layouts import Layout
 from extraction.acta.pen import BOLD, Pen, signatures, text_width
-from extraction.doctypes.acta_layout import CANDIDATES
+from extraction.doctypes.acta_layout import CANDIDATES, TOTAL_KEYS
 
 MARGIN = 32.0
 GAP = 14.0  # between table columns
 QR_SIDE = 100.0
 FOOTER_H = 112.0
 GREY, LIGHT = (0.82, 0.82, 0.82), (0.92, 0.92, 0.92)
-TOTAL_KEYS = ("valid_votes", "null_votes", "total_votes")
 RULED = ("grid", "grouped")  # grouped: ruled columns, a rule only around each candidate's rows
 
 

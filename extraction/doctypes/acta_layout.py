@@ -21,5 +21,8 @@ PARTIES: list[str] = [p for _, p in ROWS]
 
 assert len(ROWS) == 38
 
+# The three totals under the rows, in sheet order; each is printed in digits and in digit words too.
+TOTAL_KEYS = ("valid_votes", "null_votes", "total_votes")
+
 # Spanish digit words as written on the sheets ("CERO CERO CINCO SEIS" = 0056).
 DIGIT_WORDS = ["CERO", "UNO", "DOS", "TRES", "CUATRO", "CINCO", "SEIS", "SIETE", "OCHO", "NUEVE"]

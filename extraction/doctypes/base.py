@@ -7,83 +7,30 @@ import re
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from decimal import Decimal
-from typing import Annotated, Any, Generic, Literal, NamedTuple, TypeVar
+from pathlib import Path
+from typing import Annotated, Any, Generic, NamedTuple, TypeVar
 
 import pydantic
 from pydantic import BaseModel, BeforeValidator, ConfigDict, Field, PlainSerializer, model_validator
 
+from extraction.answers import get_value, iter_fields, loc_to_path, proved_paths, set_field
 from extraction.loop import AnswerParseError
-from extraction.rules import (
-    RubricCheck,
-    Rule,
-    get_value,
-    iter_fields,
-    loc_to_path,
-    parse_number,
-    proved_paths,
-    set_field,
-)
+from extraction.numbers import parse_number
+from extraction.proof_refs import ProofRef
+from extraction.violations import RubricCheck, Rule
 
 __all__ = [
     "Amount",
-    "CellProof",
     "Count",
     "EditRefused",
     "DocumentType",
     "FieldGroup",
     "FieldItem",
-    "LineProof",
-    "ProofRef",
     "Proved",
-    "RubricCheck",
-    "TableProof",
-    "WordProof",
+    "TruthComparison",
+    "TruthDifference",
     "fields_group",
     "table_group",
-]
-
-# --- proofs ------------------------------------------------------------------------------------------
-
-
-class _Proof(BaseModel):
-    model_config = ConfigDict(extra="ignore")
-
-
-class LineProof(_Proof):
-    type: Literal["LINE"] = "LINE"
-    id: int
-
-
-class TableProof(_Proof):
-    type: Literal["TABLE"] = "TABLE"
-    id: int
-
-
-class WordProof(_Proof):
-    type: Literal["WORD"] = "WORD"
-    line: int
-    value: str
-
-
-class CellProof(_Proof):
-    type: Literal["CELL"] = "CELL"
-    table: int
-    row: int  # 1-based, as rendered in the prompt
-    column: int
-    value: str | None = None
-
-
-def _upper_type(data: Any) -> Any:
-    # Models sometimes write "line" or "Word"; the discriminator is case-sensitive.
-    if isinstance(data, dict) and isinstance(data.get("type"), str):
-        return {**data, "type": data["type"].strip().upper()}
-    return data
-
-
-ProofRef = Annotated[
-    LineProof | TableProof | WordProof | CellProof,
-    Field(discriminator="type"),
-    BeforeValidator(_upper_type),
 ]
 
 T = TypeVar("T")
@@ -233,6 +180,24 @@ def _default_groups(answer: dict[str, Any]) -> list[FieldGroup]:
     ]
 
 
+class TruthDifference(NamedTuple):
+    """One field whose answer is not the truth the document itself states (the acta's QR)."""
+
+    path: str
+    found: Any  # what the answer says
+    truth: Any
+    row: str | None = None  # the name of the row the field is in, when it is in one
+    scored: bool = True  # counts in accuracy figures (an identifier such as the acta code does not)
+
+
+@dataclass(frozen=True)
+class TruthComparison:
+    """An answer held against a document's truth: the differences, and how many fields accuracy counts."""
+
+    scored_fields: int
+    differences: list[TruthDifference]
+
+
 class EditRefused(ValueError):
     """A reviewer's edit the document type does not allow; the message is for the reviewer."""
 
@@ -254,7 +219,13 @@ class DocumentType:
     rubric: list[RubricCheck] = field(default_factory=list)
     # what a page image goes through before a model sees it (the acta masks its QR code, which holds the truth)
     prepare_image: Callable[[Any], Any] | None = None
-    needs_llm: bool = True  # False when an offline reader can fill the answer
+    # (pages=, prompt=) -> answer, read without an LLM (the acta's template reader); None: the type needs an LLM
+    offline_reader: Callable[..., dict[str, Any]] | None = None
+    # the first page's image path -> the truth the page itself states (the acta's QR), kept for scoring and never
+    # shown to a model; None when the page states none, ValueError when it states something this type cannot read
+    page_truth: Callable[[Path], dict[str, Any] | None] | None = None
+    # (answer, truth) -> how the answer differs from a truth `page_truth` gave; None when the truth is unusable
+    compare_truth: Callable[[Any, Any], TruthComparison | None] | None = None
     word_numbers: bool = False  # Spanish digit words in a cited line count as support for numbers
     group_fields: Callable[[dict[str, Any]], list[FieldGroup]] = _default_groups
     # What a reviewer may correct: path patterns of proved fields ("rows[*].votes") and the type each new
@@ -284,6 +255,10 @@ class DocumentType:
         except AnswerParseError as err:
             detail = str(err).split(": ", 1)[-1]
             raise EditRefused(f"{text!r} is not a valid value for this field ({detail}).") from None
+
+    def truth_differences(self, answer: Any, truth: Any) -> TruthComparison | None:
+        """How an answer differs from the document's known truth; None when the type or document has none."""
+        return self.compare_truth(answer, truth) if self.compare_truth is not None and truth else None
 
     def field_groups(self, answer: dict[str, Any]) -> list[FieldGroup]:
         return self.group_fields(answer)

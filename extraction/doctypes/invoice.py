@@ -7,18 +7,13 @@ from typing import Any
 
 from pydantic import BaseModel, ConfigDict, Field
 
+from extraction.answers import get_value
 from extraction.currency import ISO_4217, SYMBOL_CODES
+from extraction.dates import DATE_EXAMPLES, parse_date
 from extraction.doctypes.base import Amount, DocumentType, FieldGroup, Proved, fields_group, table_group
-from extraction.rules import (
-    DATE_EXAMPLES,
-    RubricCheck,
-    RuleContext,
-    Violation,
-    get_value,
-    parse_date,
-    parse_number,
-    required_fields_rule,
-)
+from extraction.numbers import parse_number
+from extraction.validation import required_fields_rule
+from extraction.violations import RubricCheck, RuleContext, Violation
 
 CENT_TOLERANCE = Decimal("0.005")  # half a cent: either rounding of a half cent is accepted
 
@@ -292,7 +287,6 @@ DOCTYPE = DocumentType(
     system_prompt=SYSTEM_PROMPT,
     rules=RULES,
     rubric=RUBRIC,
-    needs_llm=True,
     group_fields=group_fields,
     editable=EDITABLE,
 )

@@ -7,8 +7,11 @@ from typing import Any
 
 from pydantic import BaseModel, ConfigDict, Field
 
+from extraction.answers import get_value
 from extraction.doctypes.base import DocumentType, FieldGroup, Proved, fields_group, table_group
-from extraction.rules import RuleContext, Violation, get_value, parse_fraction, required_fields_rule
+from extraction.numbers import parse_fraction
+from extraction.validation import required_fields_rule
+from extraction.violations import RuleContext, Violation
 
 
 class PropertyInfo(BaseModel):
@@ -188,7 +191,6 @@ DOCTYPE = DocumentType(
     schema=OwnershipAnswer,
     system_prompt=SYSTEM_PROMPT,
     rules=RULES,
-    needs_llm=True,
     group_fields=group_fields,
     editable=EDITABLE,
 )

@@ -12,8 +12,8 @@ from extraction.confidence import suspicious_pass
 from extraction.confidence_signals import field_signals
 from extraction.models import Extraction, FieldValue, SuspiciousPassThreshold
 from extraction.models import Violation as ViolationRow
-from extraction.rules import RuleContext, Violation
 from extraction.selectors_confidence import confidence_model_current, corrected_rates, suspicious_threshold
+from extraction.violations import RuleContext, Violation
 
 
 def fieldconfidence_save(*, extraction: Extraction, answer: dict, violations: Sequence[Violation], ctx: RuleContext,

@@ -18,8 +18,8 @@ from typing import Any
 
 from django.core.serializers.json import DjangoJSONEncoder
 
+from extraction.answers import iter_fields
 from extraction.models import Batch, Document, Extraction, FieldValue, ReviewEvent
-from extraction.rules import iter_fields
 from extraction.states import ReviewStatus
 
 CHUNK = 500

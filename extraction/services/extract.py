@@ -14,26 +14,30 @@ from django.db import transaction
 from django.db.models import Sum
 from django.utils import timezone
 
-from extraction import llm as llm_mod
+from extraction.answers import iter_fields
 from extraction.doctypes.registry import get_doctype
+from extraction.images import redact_images
+from extraction.llm.client import LlmClient
+from extraction.llm.config import LlmConfig, llm_config_from_env
 from extraction.loop import Attempt, RoundOutcome, run_validation_loop
 from extraction.models import Block, Document, Extraction, FieldValue, Page, Round, Violation
 from extraction.ocr.blocks import BBox, BlockType, OcrBlock, OcrPage
 from extraction.prompt import render_prompt
 from extraction.proofs import resolve_proofs
 from extraction.reading import round_extractor, round_images
-from extraction.rules import RuleContext, iter_fields, make_validator
 from extraction.services.confidence import fieldconfidence_save, suspicious_pass_check
 from extraction.services.lease import ClaimLost, Lease
 from extraction.services.transitions import document_transition
 from extraction.states import Status, StopReason
+from extraction.validation import make_validator
+from extraction.violations import RuleContext
 
 log = logging.getLogger(__name__)
 
 
-def llm_config(*, overrides: dict | None = None) -> llm_mod.LlmConfig | None:
+def llm_config(*, overrides: dict | None = None) -> LlmConfig | None:
     """The configured endpoint (environment), with a batch's overrides (model, input mode)."""
-    config = llm_mod.llm_config_from_env(os.environ)
+    config = llm_config_from_env(os.environ)
     if config is None:
         return None
     overrides = overrides or {}
@@ -119,12 +123,12 @@ def extraction_run(*, document: Document, options: dict | None = None, lease: Le
     pages = ocr_pages_of(document=document)
     prompt = render_prompt(pages)
     blocks = [b for p in pages for b in p.blocks]
-    if doctype.name == "acta":
-        _record_acta_truth(document=document)
+    if doctype.page_truth is not None:
+        _record_truth(document=document, doctype=doctype)
 
     config = llm_config(overrides=options)
     max_rounds = int(options.get("max_rounds") or settings.MAX_ROUNDS)
-    if config is None and doctype.needs_llm:
+    if config is None and doctype.offline_reader is None:
         _end(document_id=document.id, to=Status.FAILED, claim=claim, error_code="needs_llm",
              error_message=f"The document type '{doctype.label}' needs an LLM: set LLM_BASE_URL and LLM_MODEL, "
                            "then retry.")
@@ -146,17 +150,15 @@ def extraction_run(*, document: Document, options: dict | None = None, lease: Le
     recorder = _RoundRecorder(extraction, lease)
 
     if config is None:
-        from extraction.acta.template_reader import read_acta
-
         def extract(attempt: Attempt) -> dict:
             recorder.record_request({"reader": "template", "pages": len(pages)})
-            return doctype.parse_answer(read_acta(pages=pages, prompt=prompt))
+            return doctype.parse_answer(doctype.offline_reader(pages=pages, prompt=prompt))
 
         validate = make_validator(doctype, ctx)
         # The offline reader gives the same answer every time: one round is all it can do.
         result = run_validation_loop(extract, validate, 1, observer=recorder)
     else:
-        client = llm_mod.LlmClient(config, deadline=time.monotonic() + config.document_timeout_s)
+        client = LlmClient(config, deadline=time.monotonic() + config.document_timeout_s)
         if lease is not None:
             lease.on_lost(client.abort)  # a call in flight for a document taken back stops at once
         judge = client.judge if doctype.rubric else None
@@ -173,7 +175,7 @@ def extraction_run(*, document: Document, options: dict | None = None, lease: Le
 
         extract = round_extractor(
             client=client, doctype=doctype, prompt_text=prompt.text if text_input else None, images=images,
-            on_request=lambda messages: recorder.record_request(llm_mod.redact_images(messages)), on_reply=on_reply)
+            on_request=lambda messages: recorder.record_request(redact_images(messages)), on_reply=on_reply)
         try:
             result = run_validation_loop(extract, validate, max_rounds, observer=recorder)
         finally:
@@ -280,24 +282,18 @@ def _page_images(*, document: Document, doctype) -> dict[int, Any]:
     return images
 
 
-def _record_acta_truth(*, document: Document) -> None:
-    """Decode the sheet's QR (the true counts) for scoring; it is never shown to the model."""
-    from extraction.acta.qr import decode_qr, parse_qr_payload
+def _record_truth(*, document: Document, doctype) -> None:
+    """Keep the truth the first page states about itself (the acta's QR) for scoring; never shown to the model."""
     from extraction.storage import local_path
 
     page = document.pages.order_by("number").first()
     if page is None:
         return
     with local_path(page.image.name) as path:
-        payload = decode_qr(path)
-    if not payload:
-        return
-    try:
-        truth = parse_qr_payload(payload)
-    except ValueError:
-        log.info("document %s: QR found but not an acta payload", document.id)
-        return
-    Document.objects.filter(pk=document.pk).update(truth={
-        "acta_id": truth.acta_id, "counts": list(truth.counts), "null_votes": truth.null_votes,
-        "extra": truth.extra, "valid_votes": truth.valid_votes, "total_votes": truth.total_votes,
-    })
+        try:
+            truth = doctype.page_truth(path)
+        except ValueError as err:
+            log.info("document %s: the page states a truth that is not a %s's: %s", document.id, doctype.name, err)
+            return
+    if truth:
+        Document.objects.filter(pk=document.pk).update(truth=truth)

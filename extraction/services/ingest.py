@@ -138,7 +138,7 @@ def batch_create_from_files(
 
 def document_attach_textract(*, document: Document, data: bytes, filename: str = "textract.json") -> Document:
     """Use a precomputed Textract response instead of running OCR, and process the document again."""
-    from extraction.ocr.textract import load_textract_json
+    from extraction.ocr.textract_json import load_textract_json
     from extraction.services.requeue import document_requeue
 
     load_textract_json(data)  # raises OcrError with a clear message when it is not Textract JSON

@@ -102,7 +102,7 @@ def document_read(*, document: Document, engine: str | None = None) -> list[Page
 def _ocr(*, document: Document, source: Path, rendered: list[render.RenderedPage], engine: str | None = None
          ) -> list[OcrPage]:
     if document.textract_import and not engine:
-        from extraction.ocr.textract import load_textract_json
+        from extraction.ocr.textract_json import load_textract_json
 
         with document.textract_import.open("rb") as fh:
             return load_textract_json(fh.read())

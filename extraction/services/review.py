@@ -18,15 +18,17 @@ from django.db import transaction
 from django.db.models import F, Q
 from django.utils import timezone
 
+from extraction.answers import get_field, get_value
 from extraction.doctypes.base import EditRefused
 from extraction.doctypes.registry import get_doctype
 from extraction.models import Block, Document, Extraction, FieldValue, ReviewEvent, Violation
 from extraction.prompt import render_prompt
-from extraction.rules import RuleContext, get_field, get_value, make_validator
-from extraction.rules import Violation as RuleViolation
 from extraction.services.extract import ocr_pages_of, violations_save
 from extraction.services.transitions import document_review_transition, document_transition
 from extraction.states import ReviewStatus, Status
+from extraction.validation import make_validator
+from extraction.violations import RuleContext
+from extraction.violations import Violation as RuleViolation
 
 # Proof rules about a single field: a reviewer's correction is itself the evidence for the new value, so
 # "the cited text does not show this value" is not raised again on a field a reviewer corrected.

@@ -15,9 +15,9 @@ from django.db import transaction
 from django.utils import timezone
 
 from extraction import stats
+from extraction.answers import iter_fields
 from extraction.involved import involved_paths
 from extraction.models import Batch, Document, Extraction, FieldValue, ReviewEvent, Round, Violation
-from extraction.rules import iter_fields
 from extraction.services.transitions import document_transition
 from extraction.states import Status
 from reviewer.models import AuditItem, AuditSample

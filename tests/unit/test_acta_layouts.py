@@ -29,7 +29,7 @@ from extraction.loop import Attempt
 from extraction.ocr.blocks import SourceDocument
 from extraction.ocr.pdf_text import PdfTextEngine
 from extraction.prompt import render_prompt
-from extraction.rules import Violation
+from extraction.violations import Violation
 from tests import acta_answers as aa
 from tests.acta_models import ERRING, ActaModel, is_all_zero, wrong_fields
 

@@ -305,7 +305,8 @@ def test_rows_inside_a_table_found_by_the_text_layer_are_cited_by_cell_and_pass_
     from extraction.ocr.blocks import SourceDocument
     from extraction.ocr.pdf_text import PdfTextEngine
     from extraction.prompt import render_prompt
-    from extraction.rules import RuleContext, make_validator
+    from extraction.validation import make_validator
+    from extraction.violations import RuleContext
 
     generated = generate_acta(seed=5, layout="classic")
     pdf = tmp_path / "acta.pdf"

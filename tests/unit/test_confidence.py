@@ -10,7 +10,7 @@ from extraction.confidence import MIN_LABELS, PRIOR, ConfidenceModel, enough_lab
 from extraction.confidence_signals import FEATURES, field_kind, field_signals
 from extraction.ocr.blocks import BBox, BlockType, OcrBlock
 from extraction.prompt_doc import PromptDocument
-from extraction.rules import RuleContext, Violation
+from extraction.violations import RuleContext, Violation
 
 
 def _line(block_id: str, text: str, *, top: float, confidence: float = 0.99) -> list[OcrBlock]:

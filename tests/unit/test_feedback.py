@@ -8,7 +8,7 @@ from extraction.doctypes.invoice import DOCTYPE as INVOICE
 from extraction.doctypes.registry import DOCTYPE_CHOICES, UnknownDocumentType, all_doctypes, get_doctype
 from extraction.feedback import DATA_CLOSE, DATA_OPEN, build_messages, feedback_message
 from extraction.loop import Attempt
-from extraction.rules import Violation
+from extraction.violations import Violation
 
 SUM = Violation(
     code="subtotal_tax_total",
@@ -150,7 +150,7 @@ def test_after_a_parse_error_the_raw_reply_is_shown_back():
 def test_the_registry_knows_the_three_built_in_types():
     assert [d.name for d in all_doctypes()][:3] == ["acta", "invoice", "ownership"]
     assert ("invoice", "Invoice") in DOCTYPE_CHOICES
-    assert get_doctype("acta").needs_llm is False and get_doctype("invoice").needs_llm is True
+    assert get_doctype("acta").offline_reader is not None and get_doctype("invoice").offline_reader is None
     assert get_doctype("acta").prepare_image is not None and get_doctype("invoice").prepare_image is None
     try:
         get_doctype("passport")

@@ -8,26 +8,15 @@ import json
 import threading
 import time
 import urllib.request
-from dataclasses import replace
 
-import pydantic
 import pytest
 from PIL import Image
 
-from extraction.llm import (
-    LlmBadAnswer,
-    LlmClient,
-    LlmConfig,
-    LlmError,
-    LlmRefusal,
-    LlmTransportError,
-    LlmUsage,
-    crop_to_data_url,
-    estimate_cost,
-    image_to_data_url,
-    llm_config_from_env,
-)
-from tests import llm_server as scripted
+from extraction.images import crop_to_data_url, image_to_data_url
+from extraction.llm.config import LlmConfig, llm_config_from_env
+from extraction.llm.errors import LlmBadAnswer, LlmError, LlmRefusal, LlmTransportError
+from extraction.llm.reply import LlmUsage, estimate_cost
+from tests.llm_clients import ASK, GOOD, Invoice, ask_invoice, scripted_client
 from tests.llm_server import (
     ScriptedLLMServer,
     reply_delay,
@@ -39,39 +28,6 @@ from tests.llm_server import (
     reply_status,
     reply_text,
 )
-
-llm_server = scripted.llm_server  # the exported fixture, used as the lead's conftest will
-
-
-class Item(pydantic.BaseModel):
-    description: str
-    qty: float
-
-
-class Invoice(pydantic.BaseModel):
-    number: str
-    total: float
-    items: list[Item] = []
-
-
-GOOD = {"number": "F-001", "total": 12.5, "items": [{"description": "tea", "qty": 2}]}
-ASK = [{"role": "system", "content": "Read the invoice."}, {"role": "user", "content": "LINE 1: F-001"}]
-
-
-def make_client(server: ScriptedLLMServer, **overrides: object) -> LlmClient:
-    config = LlmConfig(
-        base_url=server.base_url,
-        model="test-model",
-        timeout_s=5,
-        max_retries=2,
-        backoff_initial_s=0.01,
-        backoff_max_s=0.05,
-    )
-    return LlmClient(replace(config, **overrides))
-
-
-def ask_invoice(client: LlmClient, messages: list[dict] | None = None):
-    return client.complete_json(messages=messages or ASK, schema=Invoice, schema_name="invoice")
 
 
 def png_bytes(width: int, height: int, colour: tuple[int, int, int] = (200, 30, 30)) -> bytes:
@@ -91,7 +47,7 @@ def decode_data_url(url: str) -> Image.Image:
 
 def test_a_good_structured_answer_is_parsed_and_validated(llm_server):
     llm_server.script(reply_json(GOOD))
-    reply = ask_invoice(make_client(llm_server))
+    reply = ask_invoice(scripted_client(llm_server))
 
     assert reply.data == GOOD
     assert isinstance(reply.parsed, Invoice) and reply.parsed.items[0].qty == 2
@@ -107,7 +63,7 @@ def test_a_good_structured_answer_is_parsed_and_validated(llm_server):
 
 def test_usage_latency_and_cost_are_recorded(llm_server):
     llm_server.script(reply_delay(0.2, then=reply_json(GOOD, usage=(1200, 300))))
-    client = make_client(llm_server, price_input_per_mtok=2.5, price_output_per_mtok=10.0)
+    client = scripted_client(llm_server, price_input_per_mtok=2.5, price_output_per_mtok=10.0)
 
     reply = ask_invoice(client)
 
@@ -132,7 +88,7 @@ def test_the_stored_request_has_no_image_bytes(llm_server):
         },
     ]
 
-    reply = ask_invoice(make_client(llm_server), messages)
+    reply = ask_invoice(scripted_client(llm_server), messages)
 
     assert llm_server.requests[0].body["messages"][1]["content"][1]["image_url"]["url"] == url
     stored = reply.request[1]["content"]
@@ -144,7 +100,7 @@ def test_the_stored_request_has_no_image_bytes(llm_server):
 
 def test_a_rejected_json_schema_falls_back_to_json_object_and_is_remembered(llm_server):
     llm_server.script(reply_schema_rejected(), reply_json(GOOD), reply_json(GOOD))
-    client = make_client(llm_server)
+    client = scripted_client(llm_server)
 
     first = ask_invoice(client)
     second = ask_invoice(client)
@@ -160,7 +116,7 @@ def test_a_rejected_json_schema_falls_back_to_json_object_and_is_remembered(llm_
 
 def test_an_endpoint_flagged_without_json_schema_starts_with_json_object(llm_server):
     llm_server.script(reply_json(GOOD))
-    ask_invoice(make_client(llm_server, supports_json_schema=False))
+    ask_invoice(scripted_client(llm_server, supports_json_schema=False))
     assert llm_server.requests[0].body["response_format"] == {"type": "json_object"}
 
 
@@ -168,7 +124,7 @@ def test_a_400_about_something_else_is_an_error_without_fallback(llm_server):
     llm_server.script(reply_status(400, {"error": {"message": "model 'x' does not exist"}}))
 
     with pytest.raises(LlmError) as caught:
-        ask_invoice(make_client(llm_server))
+        ask_invoice(scripted_client(llm_server))
 
     assert type(caught.value) is LlmError and not caught.value.retryable
     assert "HTTP 400" in str(caught.value) and "model 'x' does not exist" in str(caught.value)
@@ -180,7 +136,7 @@ def test_malformed_json_is_a_bad_answer_that_says_where(llm_server):
     llm_server.script(reply_text(broken))
 
     with pytest.raises(LlmBadAnswer) as caught:
-        ask_invoice(make_client(llm_server))
+        ask_invoice(scripted_client(llm_server))
 
     assert str(caught.value) == "the answer is not valid JSON: Expecting ':' delimiter at line 3 column 11"
     assert caught.value.raw_text == broken and not caught.value.retryable
@@ -189,20 +145,20 @@ def test_malformed_json_is_a_bad_answer_that_says_where(llm_server):
 
 def test_json_in_a_markdown_fence_is_accepted(llm_server):
     llm_server.script(reply_text("```json\n" + json.dumps(GOOD) + "\n```"))
-    assert ask_invoice(make_client(llm_server)).data == GOOD
+    assert ask_invoice(scripted_client(llm_server)).data == GOOD
 
 
 def test_an_answer_that_is_not_an_object_is_a_bad_answer(llm_server):
     llm_server.script(reply_text("[1, 2]"))
     with pytest.raises(LlmBadAnswer, match="must be one JSON object, not a JSON array"):
-        ask_invoice(make_client(llm_server))
+        ask_invoice(scripted_client(llm_server))
 
 
 def test_a_truncated_answer_is_a_bad_answer(llm_server):
     llm_server.script(reply_length('{"number": "F-001", "tot', usage=(900, 4096)))
 
     with pytest.raises(LlmBadAnswer, match="cut off at the output token limit after 4096 tokens") as caught:
-        ask_invoice(make_client(llm_server))
+        ask_invoice(scripted_client(llm_server))
 
     assert caught.value.reply.finish_reason == "length"
 
@@ -212,7 +168,7 @@ def test_a_schema_invalid_answer_is_a_bad_answer_naming_the_fields(llm_server):
     llm_server.script(reply_json(answer))
 
     with pytest.raises(LlmBadAnswer) as caught:
-        ask_invoice(make_client(llm_server))
+        ask_invoice(scripted_client(llm_server))
 
     message = str(caught.value)
     assert message.startswith("the answer does not match the schema: ")
@@ -225,7 +181,7 @@ def test_a_refusal_is_reported_as_such(llm_server):
     llm_server.script(reply_refusal("I cannot read documents about elections."))
 
     with pytest.raises(LlmRefusal, match="cannot read documents about elections") as caught:
-        ask_invoice(make_client(llm_server))
+        ask_invoice(scripted_client(llm_server))
 
     assert caught.value.reply is not None and not caught.value.retryable
 
@@ -233,7 +189,7 @@ def test_a_refusal_is_reported_as_such(llm_server):
 def test_a_content_filter_stop_is_a_refusal(llm_server):
     llm_server.script(reply_text("", finish_reason="content_filter"))
     with pytest.raises(LlmRefusal, match="content filter"):
-        ask_invoice(make_client(llm_server))
+        ask_invoice(scripted_client(llm_server))
 
 
 # -- transport and retries -----------------------------------------------------------------------
@@ -243,7 +199,7 @@ def test_a_429_with_retry_after_is_waited_out_then_succeeds(llm_server):
     llm_server.script(reply_status(429, headers={"Retry-After": "1"}), reply_json(GOOD))
 
     started = time.monotonic()
-    reply = ask_invoice(make_client(llm_server))
+    reply = ask_invoice(scripted_client(llm_server))
     elapsed = time.monotonic() - started
 
     assert reply.data == GOOD and reply.attempts == 2
@@ -256,7 +212,7 @@ def test_server_errors_give_up_after_the_configured_retries(llm_server):
     llm_server.script(*(reply_status(500) for _ in range(4)))
 
     with pytest.raises(LlmTransportError) as caught:
-        ask_invoice(make_client(llm_server, max_retries=2))
+        ask_invoice(scripted_client(llm_server, max_retries=2))
 
     assert len(llm_server.requests) == 3 and llm_server.pending == 1
     error = caught.value
@@ -269,7 +225,7 @@ def test_a_slow_endpoint_times_out_as_a_transport_error(llm_server):
 
     started = time.monotonic()
     with pytest.raises(LlmTransportError, match=r"did not answer within 0.5 s \(2 attempts\)") as caught:
-        ask_invoice(make_client(llm_server, timeout_s=0.5, max_retries=1))
+        ask_invoice(scripted_client(llm_server, timeout_s=0.5, max_retries=1))
 
     assert time.monotonic() - started < 3
     assert caught.value.retryable and len(llm_server.requests) == 2
@@ -278,7 +234,7 @@ def test_a_slow_endpoint_times_out_as_a_transport_error(llm_server):
 def test_a_dropped_connection_is_retried(llm_server):
     llm_server.script(reply_drop(), reply_json(GOOD))
 
-    reply = ask_invoice(make_client(llm_server))
+    reply = ask_invoice(scripted_client(llm_server))
 
     assert reply.data == GOOD and reply.attempts == 2
 
@@ -286,13 +242,13 @@ def test_a_dropped_connection_is_retried(llm_server):
 def test_dropped_connections_without_retries_left_are_a_transport_error(llm_server):
     llm_server.script(reply_drop())
     with pytest.raises(LlmTransportError, match="could not reach the LLM endpoint") as caught:
-        ask_invoice(make_client(llm_server, max_retries=0))
+        ask_invoice(scripted_client(llm_server, max_retries=0))
     assert caught.value.retryable
 
 
 def test_an_exhausted_script_fails_at_once_and_loudly(llm_server):
     with pytest.raises(LlmTransportError, match="script exhausted"):
-        ask_invoice(make_client(llm_server, max_retries=3))
+        ask_invoice(scripted_client(llm_server, max_retries=3))
     assert len(llm_server.requests) == 1  # x-should-retry: false is honoured
 
 
@@ -301,7 +257,7 @@ def test_an_exhausted_script_fails_at_once_and_loudly(llm_server):
 
 def test_the_judge_uses_its_own_model_and_returns_the_verdict(llm_server):
     llm_server.script(reply_json({"passed": False, "reason": "the total is missing"}))
-    client = make_client(llm_server, judge_model="judge-model")
+    client = scripted_client(llm_server, judge_model="judge-model")
 
     verdict = client.judge("Does the answer give a total?", json.dumps({"number": "F-001"}))
 
@@ -315,7 +271,7 @@ def test_a_dict_schema_is_sent_as_is_and_not_validated(llm_server):
     schema = {"type": "object", "properties": {"a": {"type": "integer"}}}
     llm_server.script(reply_json({"a": "not an integer"}))
 
-    reply = make_client(llm_server).complete_json(messages=ASK, schema=schema, schema_name="my schema!")
+    reply = scripted_client(llm_server).complete_json(messages=ASK, schema=schema, schema_name="my schema!")
 
     assert reply.data == {"a": "not an integer"} and reply.parsed is None
     assert llm_server.requests[0].body["response_format"]["json_schema"]["name"] == "my_schema_"
@@ -328,7 +284,7 @@ def test_a_scripted_step_can_answer_from_what_was_sent(llm_server):
 
     llm_server.script(echo_last_message)
 
-    reply = ask_invoice(make_client(llm_server), [{"role": "user", "content": "feedback: total is 1"}])
+    reply = ask_invoice(scripted_client(llm_server), [{"role": "user", "content": "feedback: total is 1"}])
 
     assert reply.data == {"number": "feedback: total is 1", "total": 1}
     assert llm_server.requests[0].headers["authorization"] == "Bearer not-needed"

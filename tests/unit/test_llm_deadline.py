@@ -4,25 +4,20 @@ from __future__ import annotations
 
 import threading
 import time
-from dataclasses import replace
 
 import pytest
 
-from extraction.llm import LlmClient, LlmConfig, LlmError, LlmTransportError
-from tests import llm_server as scripted
+from extraction.llm.client import LlmClient
+from extraction.llm.errors import LlmError, LlmTransportError
+from tests.llm_clients import GOOD, ask_invoice, scripted_client
 from tests.llm_server import reply_drip, reply_hang, reply_json
-from tests.unit.test_llm import GOOD, ask_invoice
-
-llm_server = scripted.llm_server
 
 SLACK = 1.5  # seconds past a deadline a stop may take on a loaded 2-core machine
 
 
 def client_for(server, *, deadline_in: float | None = None, **overrides) -> LlmClient:
-    config = LlmConfig(base_url=server.base_url, model="m", timeout_s=2, max_retries=0, backoff_initial_s=0.01,
-                       backoff_max_s=0.05)
-    deadline = None if deadline_in is None else time.monotonic() + deadline_in
-    return LlmClient(replace(config, **overrides), deadline=deadline)
+    """A client that gives up quickly: two seconds an answer and no retry unless a test says otherwise."""
+    return scripted_client(server, deadline_in=deadline_in, **{"timeout_s": 2, "max_retries": 0, **overrides})
 
 
 @pytest.mark.parametrize("endpoint", [reply_drip(0.5, reply_json(GOOD)), reply_hang()], ids=["dripping", "hanging"])

@@ -5,7 +5,7 @@ from __future__ import annotations
 import pytest
 
 from extraction.loop import AnswerParseError, Attempt, run_validation_loop
-from extraction.rules import Violation
+from extraction.violations import Violation
 
 
 def broken(code: str, found=None, fields=("total",)) -> Violation:

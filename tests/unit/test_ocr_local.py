@@ -23,24 +23,10 @@ from extraction.ocr.rapid import RapidOcrEngine, split_words
 from extraction.ocr.registry import ENGINE_CHOICES, AutoEngine, get_engine
 from extraction.ocr.tesseract import TesseractEngine, parse_tsv
 from extraction.render import render_document
-from tests.invoice_truth import expected_values, load_truth, locate
+from tests.invoice_truth import INVOICES, KNOWN_MISSING, expected_values, load_truth, locate
+from tests.paths import MISSING, needs_shared_data
 
-
-def shared_data() -> Path:
-    return Path(__file__).resolve().parents[2].parent / "shared"
-
-
-INVOICES = shared_data() / "data" / "invoices"
-NO_DATA = f"the shared invoices are not available at {INVOICES}"
-needs_data = pytest.mark.skipif(not INVOICES.is_dir(), reason=NO_DATA)
-
-# (source, invoice, label) -> why the value cannot be found on the page.
-KNOWN_MISSING: dict[tuple[str, str, str], str] = {
-    ("pdf", "AzureInterior", "date_start"): "only in the embedded UBL XML; the printed page has no period",
-    ("pdf", "AzureInterior", "date_end"): "only in the embedded UBL XML; the printed page has no period",
-    ("pdf", "free_fiber", "date_start"): "printed as a range, 'du 1er au 31 Juillet 2015': the 1st has no "
-                                         "month or year of its own",
-}
+needs_data = needs_shared_data("invoices")
 
 
 def _names(suffix: str) -> list[str]:
@@ -53,7 +39,7 @@ def _cases(source: str, suffix: str) -> list:
         for name in _names(suffix)
         for label, value in expected_values(load_truth(name))
     ]
-    return cases or [pytest.param(None, None, None, marks=pytest.mark.skip(reason=NO_DATA))]
+    return cases or [pytest.param(None, None, None, marks=pytest.mark.skip(reason=MISSING))]
 
 
 def _image(path: Path, number: int = 1) -> PageImage:

@@ -18,8 +18,7 @@ from extraction.ocr.blocks import BlockType, OcrError, OcrPage, PageImage, Sourc
 from extraction.ocr.rapid import RapidOcrEngine, read_pages
 from extraction.ocr.rapid_tuning import chunks_by_width, detection_ratio, detection_size, split_recognition
 from extraction.ocr.registry import AutoEngine, get_engine
-
-ROOT = Path(__file__).resolve().parents[2]
+from tests.paths import ROOT
 
 
 def test_a_page_larger_than_the_limit_is_detected_at_the_limit():

@@ -4,24 +4,17 @@ from __future__ import annotations
 
 import json
 import re
-from pathlib import Path
 
 import pytest
 
 from extraction.ocr.blocks import BBox, BlockType, OcrBlock, OcrPage
-from extraction.ocr.textract import parse_textract
+from extraction.ocr.textract_json import parse_textract
 from extraction.prompt import PROOF_INSTRUCTIONS, PromptDocument, cell_at, render_prompt
-
-
-def shared_data() -> Path:
-    folder = Path(__file__).resolve().parents[2].parent / "shared" / "data" / "textract"
-    if not folder.is_dir():
-        pytest.skip(f"shared Textract samples not found at {folder}")
-    return folder
+from tests.paths import shared_data
 
 
 def textract_pages(name: str) -> list[OcrPage]:
-    return parse_textract(json.loads((shared_data() / f"{name}.textract.json").read_text()))
+    return parse_textract(json.loads((shared_data("textract", f"{name}.textract.json")).read_text()))
 
 
 def line(id_: str, text: str, box: tuple[float, float, float, float], order: int, page: int = 1) -> OcrBlock:
@@ -189,7 +182,7 @@ def test_the_tagged_rendering_of_the_real_textract_pages_costs_at_most_a_fifth_m
 
     encode = get_encoding("o200k_base").encode
     rendered = plain = 0
-    for path in sorted(shared_data().glob("*.textract.json")):
+    for path in sorted(shared_data("textract").glob("*.textract.json")):
         data = json.loads(path.read_text())
         rendered += len(encode(render_prompt(parse_textract(data)).text))
         plain += len(encode("\n".join(b["Text"] for b in data["Blocks"] if b["BlockType"] == "LINE")))

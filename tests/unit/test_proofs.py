@@ -8,10 +8,12 @@ import pytest
 
 from extraction.doctypes.acta import DOCTYPE as ACTA
 from extraction.doctypes.acta_layout import DIGIT_WORDS, PARTIES
+from extraction.grounding import supports
 from extraction.ocr.blocks import BBox, BlockType, OcrBlock
 from extraction.prompt_doc import PromptDocument
-from extraction.proofs import resolve_proofs, supports, universal_rules
-from extraction.rules import RuleContext, make_validator, run_rules
+from extraction.proofs import resolve_proofs, universal_rules
+from extraction.validation import make_validator, run_rules
+from extraction.violations import RuleContext
 
 # --- a small document built by hand: lines with words, and one table ---------------------------------
 
@@ -383,7 +385,7 @@ def test_a_hyphen_inside_a_code_is_not_a_minus_sign():
 
 
 def test_an_identifier_with_digits_is_grounded_by_its_verbatim_text_not_read_as_a_number():
-    from extraction.proofs import supports
+    from extraction.grounding import supports
 
     assert supports("P-0001", "PROPERTY DEED P-0001")
     assert not supports("P-0007", "PROPERTY DEED P-0001")
@@ -391,7 +393,7 @@ def test_an_identifier_with_digits_is_grounded_by_its_verbatim_text_not_read_as_
 
 
 def test_a_currency_code_is_grounded_by_the_symbol_printed_on_the_page():
-    from extraction.proofs import supports
+    from extraction.grounding import supports
 
     assert supports("EUR", "Totaal € 717,97")
     assert supports("USD", "Total $4.11")

@@ -7,7 +7,8 @@ from extraction.doctypes.registry import get_doctype
 from extraction.ocr.blocks import BBox, BlockType, OcrBlock
 from extraction.prompt_doc import PromptDocument
 from extraction.proofs import resolve_proofs, universal_rules
-from extraction.rules import RuleContext, run_rules
+from extraction.validation import run_rules
+from extraction.violations import RuleContext
 
 ROW_H = 0.012
 

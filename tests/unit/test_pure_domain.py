@@ -1,34 +1,69 @@
-"""The pure domain code imports neither Django nor Celery, so it runs and tests without either."""
+"""The pure domain code imports neither Django nor Celery, so it runs and tests without either.
+
+Every module under extraction/ not listed as impure (tests/domain_modules.py) is imported in a fresh
+interpreter where django, celery and kombu cannot be imported: a pure module that reaches them through a
+helper fails here, and a new module is checked without being listed.
+"""
 
 from __future__ import annotations
 
-import ast
-from pathlib import Path
+import json
+import os
+import subprocess
+import sys
 
 import pytest
 
-EXTRACTION = Path(__file__).resolve().parents[2] / "extraction"
-PURE = sorted(
-    [EXTRACTION / f"{name}.py" for name in (
-        "loop", "rules", "proofs", "feedback", "prompt", "prompt_doc", "llm", "intake", "render", "states",
-        "stats", "charts", "annotate", "currency", "reading", "confidence", "confidence_signals",
-        "calibration")]
-    + list((EXTRACTION / "ocr").glob("*.py")) + list((EXTRACTION / "doctypes").glob("*.py"))
-    + list((EXTRACTION / "acta").glob("*.py"))
-)
+from tests.domain_modules import EXTRACTION, IMPURE, ROOT, extraction_modules, imported_names, pure_modules
+
+FORBIDDEN = ("django", "celery", "kombu")
+
+_IMPORT_ALL = r"""
+import importlib, importlib.abc, json, sys
+
+class Forbidden(importlib.abc.MetaPathFinder):
+    def find_spec(self, name, path=None, target=None):
+        if name.partition(".")[0] in FORBIDDEN:
+            raise ImportError(f"{name} may not be imported by pure domain code")
+        return None
+
+FORBIDDEN = tuple(json.loads(sys.argv[2]))
+sys.meta_path.insert(0, Forbidden())
+failures = {}
+for name in json.loads(sys.argv[1]):
+    try:
+        importlib.import_module(name)
+    except Exception as err:
+        failures[name] = f"{type(err).__name__}: {err}"
+print(json.dumps(failures))
+"""
 
 
-def _imports(path: Path) -> set[str]:
-    names = set()
-    for node in ast.walk(ast.parse(path.read_text())):
-        if isinstance(node, ast.Import):
-            names |= {alias.name.split(".")[0] for alias in node.names}
-        elif isinstance(node, ast.ImportFrom) and node.module and node.level == 0:
-            names.add(node.module.split(".")[0])
-    return names
+@pytest.fixture(scope="module")
+def import_failures() -> dict[str, str]:
+    """One fresh interpreter imports every pure module; the failure of each, by module."""
+    done = subprocess.run(
+        [sys.executable, "-c", _IMPORT_ALL, json.dumps(pure_modules()), json.dumps(FORBIDDEN)],
+        cwd=ROOT, capture_output=True, text=True, timeout=300,
+        env={k: v for k, v in os.environ.items() if k != "DJANGO_SETTINGS_MODULE"},
+    )
+    assert done.returncode == 0, done.stderr
+    return json.loads(done.stdout.strip().splitlines()[-1])
 
 
-@pytest.mark.parametrize("path", PURE, ids=lambda p: str(p.relative_to(EXTRACTION)))
-def test_pure_domain_modules_import_neither_django_nor_celery(path):
-    assert path.exists()
-    assert not _imports(path) & {"django", "celery", "kombu"}, path
+@pytest.mark.parametrize("name", pure_modules())
+def test_a_pure_module_imports_without_django_celery_or_kombu(name, import_failures):
+    assert name not in import_failures, f"{name}: {import_failures.get(name)}"
+
+
+@pytest.mark.parametrize("name", pure_modules())
+def test_a_pure_module_names_neither_django_nor_celery_even_inside_a_function(name):
+    path = extraction_modules()[name]
+    named = {m.partition(".")[0] for m in imported_names(path, name)}
+    assert not named & set(FORBIDDEN), f"{name} imports {sorted(named & set(FORBIDDEN))}"
+
+
+def test_the_impure_list_names_only_modules_that_exist():
+    missing = sorted(IMPURE - set(extraction_modules()))
+    assert not missing, f"no such modules: {missing}"
+    assert (EXTRACTION / "loop.py").exists() and "extraction.loop" in pure_modules()

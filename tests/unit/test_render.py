@@ -11,10 +11,7 @@ from PIL import Image, ImageDraw
 
 from extraction import render
 from extraction.render import RenderError, detect_kind, pdf_page_count, render_document
-
-
-def shared_data() -> Path:
-    return Path(__file__).resolve().parents[2].parent / "shared"
+from tests.paths import shared_data
 
 
 def _pdf(path: Path, pages: int = 2, size: tuple[float, float] = (595, 842)) -> Path:
@@ -184,9 +181,7 @@ def test_pdf2image_without_poppler_says_what_to_install(tmp_path, monkeypatch):
 
 
 def test_the_shared_invoice_scans_render_at_their_own_size(tmp_path):
-    scan = shared_data() / "data" / "invoices" / "oyo.png"
-    if not scan.exists():
-        pytest.skip(f"the shared invoices are not available at {scan.parent}")
+    scan = shared_data("invoices", "oyo.png")
     [page] = render_document(source=scan, kind="image", out_dir=tmp_path)
     with Image.open(scan) as original:
         assert (page.width, page.height) == original.size

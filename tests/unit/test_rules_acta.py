@@ -6,11 +6,14 @@ import copy
 
 import pytest
 
-from extraction.doctypes.acta import ACTA_ID_PATTERN, DOCTYPE
+from extraction.answers import set_field
+from extraction.doctypes.acta import DOCTYPE
 from extraction.doctypes.acta_layout import DIGIT_WORDS, PARTIES
+from extraction.doctypes.acta_rules import ACTA_ID_PATTERN
 from extraction.ocr.blocks import BBox, BlockType, OcrBlock
 from extraction.prompt_doc import PromptDocument
-from extraction.rules import RuleContext, make_validator, run_rules, set_field
+from extraction.validation import make_validator, run_rules
+from extraction.violations import RuleContext
 
 
 def words(n: int) -> str:

@@ -3,19 +3,15 @@
 from __future__ import annotations
 
 import json
-from pathlib import Path
 
 import pytest
 
+from extraction.answers import set_field
+from extraction.dates import parse_date
 from extraction.doctypes.invoice import DOCTYPE
-from extraction.rules import RuleContext, make_validator, parse_date, run_rules, set_field
-
-
-def shared_data() -> Path:
-    path = Path(__file__).resolve().parents[2].parent / "shared" / "data"
-    if not path.is_dir():
-        pytest.skip(f"shared sample data not found at {path}")
-    return path
+from extraction.validation import make_validator, run_rules
+from extraction.violations import RuleContext
+from tests.paths import shared_data
 
 
 def p(value):
@@ -207,7 +203,7 @@ def _known_answer(data: dict) -> dict:
 
 
 def test_the_known_answers_of_the_real_invoices_pass_the_arithmetic_rules():
-    folder = shared_data() / "invoices"
+    folder = shared_data("invoices")
     checked = 0
     for path in sorted(folder.glob("*.json")):
         data = json.loads(path.read_text())[0]
@@ -220,7 +216,7 @@ def test_the_known_answers_of_the_real_invoices_pass_the_arithmetic_rules():
 
 
 def test_fields_are_named_by_paths_that_can_be_read_and_set():
-    from extraction.rules import get_field, get_value, iter_fields
+    from extraction.answers import get_field, get_value, iter_fields
 
     answer = invoice()
     paths = [path for path, _ in iter_fields(answer)]

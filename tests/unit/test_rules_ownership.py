@@ -7,7 +7,9 @@ from fractions import Fraction
 import pytest
 
 from extraction.doctypes.ownership import DOCTYPE
-from extraction.rules import RuleContext, make_validator, parse_fraction, run_rules
+from extraction.numbers import parse_fraction
+from extraction.validation import make_validator, run_rules
+from extraction.violations import RuleContext
 
 
 def p(value):

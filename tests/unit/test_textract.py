@@ -14,7 +14,9 @@ from botocore.stub import ANY, Stubber
 from PIL import Image
 
 from extraction.ocr.blocks import BBox, BlockType, OcrError, OcrPage, PageImage, SourceDocument
-from extraction.ocr.textract import TextractEngine, load_textract_json, parse_textract, reading_order
+from extraction.ocr.textract import TextractEngine
+from extraction.ocr.textract_json import load_textract_json, parse_textract, reading_order
+from tests.paths import shared_data
 
 RESPONSES = [
     "employment-application",
@@ -33,15 +35,12 @@ IMAGES = {
 }
 
 
-def shared_data() -> Path:
-    folder = Path(__file__).resolve().parents[2].parent / "shared" / "data" / "textract"
-    if not folder.is_dir():
-        pytest.skip(f"shared Textract samples not found at {folder}")
-    return folder
+def textract_data() -> Path:
+    return shared_data("textract")
 
 
 def raw(name: str) -> dict:
-    return json.loads((shared_data() / f"{name}.textract.json").read_text())
+    return json.loads((textract_data() / f"{name}.textract.json").read_text())
 
 
 _parsed: dict[str, list[OcrPage]] = {}
@@ -270,7 +269,7 @@ def _overlaps(a: BBox, b: BBox) -> bool:
 
 @pytest.mark.parametrize("name", sorted(IMAGES))
 def test_line_boxes_sit_on_ink_in_the_page_image_and_wrong_transforms_do_not(name):
-    image = np.asarray(Image.open(shared_data() / IMAGES[name]).convert("L"), dtype=float) / 255
+    image = np.asarray(Image.open(textract_data() / IMAGES[name]).convert("L"), dtype=float) / 255
     boxes = [b.bbox for b in blocks(name, BlockType.LINE)]
     true_score = _ink_share(image, boxes)
     assert true_score >= 0.95
@@ -293,7 +292,7 @@ def test_line_boxes_sit_on_ink_in_the_page_image_and_wrong_transforms_do_not(nam
 
 
 def test_an_attached_json_may_be_one_response_a_list_or_bare_blocks():
-    text = (shared_data() / "multi-page-tables.textract.json").read_text()
+    text = (textract_data() / "multi-page-tables.textract.json").read_text()
     data = json.loads(text)
     half = len(data["Blocks"]) // 2
     as_list = [{"Blocks": data["Blocks"][:half]}, {"Blocks": data["Blocks"][half:]}]

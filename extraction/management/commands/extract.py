@@ -19,7 +19,7 @@ from django.conf import settings
 from django.core.management.base import BaseCommand, CommandError
 from django.utils import timezone
 
-from extraction.doctypes.registry import DOCTYPE_CHOICES
+from extraction.doctypes.registry import DOCTYPE_CHOICES, get_doctype
 from extraction.management.files import incoming_files
 from extraction.models import Document, Extraction
 from extraction.ocr.registry import ENGINE_CHOICES
@@ -119,37 +119,11 @@ def document_report(doc: Document) -> dict[str, Any]:
 
 
 def truth_differences(doctype: str, answer: dict | None, truth: dict | None) -> list[dict[str, Any]] | None:
-    """The fields whose value is not the known truth (acta QR); None when no truth is known."""
-    if not truth or doctype != "acta":
+    """The fields whose value is not the document's known truth (acta QR); None when no truth is known."""
+    comparison = get_doctype(doctype).truth_differences(answer or {}, truth)
+    if comparison is None:
         return None
-    answer = answer or {}
-
-    def value(path: str) -> Any:
-        from extraction.rules import get_value
-
-        return get_value(answer, path)
-
-    expected = [("acta_id", truth.get("acta_id"))]
-    expected += [(f"rows[{i}].votes", count) for i, count in enumerate(truth.get("counts", []))]
-    expected += [(key, truth.get(key)) for key in ("valid_votes", "null_votes", "total_votes")]
-    out = []
-    for path, want in expected:
-        got = value(path)
-        same = str(got).strip() == str(want) if path == "acta_id" else _as_int(got) == want
-        if not same:
-            party = ""
-            if path.startswith("rows["):
-                rows = answer.get("rows") or []
-                index = int(path[5:path.index("]")])
-                party = rows[index].get("party", "") if index < len(rows) else ""
-            out.append({"path": path, "party": party or None, "value": got, "truth": want})
-    return out
-
-
-def _as_int(value: Any) -> int | None:
-    from extraction.rules import as_int
-
-    return as_int(value)
+    return [{"path": d.path, "party": d.row, "value": d.found, "truth": d.truth} for d in comparison.differences]
 
 
 def _box(bbox: dict | None) -> str:

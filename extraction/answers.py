@@ -1,0 +1,90 @@
+"""Answer paths (pure): every leaf of an answer is a "proved" dict `{"value": ..., "proof": [...]}`, named by a
+path such as `rows[3].votes` or `line_items[0].line_total`."""
+
+from __future__ import annotations
+
+import copy
+import re
+from collections.abc import Iterable, Iterator
+from typing import Any
+
+_TOKEN = re.compile(r"([^.\[\]]+)|\[(\d+)\]")
+
+
+def parse_path(path: str) -> list[str | int]:
+    """'line_items[0].line_total' -> ['line_items', 0, 'line_total']."""
+    parts: list[str | int] = []
+    for name, index in _TOKEN.findall(path):
+        parts.append(int(index) if index else name)
+    if not parts:
+        raise KeyError(f"empty field path {path!r}")
+    return parts
+
+
+def loc_to_path(loc: Iterable[str | int]) -> str:
+    out = ""
+    for part in loc:
+        out += f"[{part}]" if isinstance(part, int) else (f".{part}" if out else str(part))
+    return out
+
+
+def is_proved(node: Any) -> bool:
+    return isinstance(node, dict) and "value" in node and set(node) <= {"value", "proof"}
+
+
+def iter_fields(answer: Any, prefix: str = "") -> Iterator[tuple[str, dict[str, Any]]]:
+    """Every proved leaf of the answer as (path, {"value", "proof"}), in document order."""
+    if is_proved(answer):
+        yield prefix, answer
+    elif isinstance(answer, dict):
+        for key, child in answer.items():
+            yield from iter_fields(child, f"{prefix}.{key}" if prefix else str(key))
+    elif isinstance(answer, list):
+        for i, child in enumerate(answer):
+            yield from iter_fields(child, f"{prefix}[{i}]")
+
+
+def get_field(answer: Any, path: str) -> Any:
+    """The node at `path` (a proved dict for a leaf); KeyError when the path does not exist."""
+    node = answer
+    for part in parse_path(path):
+        try:
+            node = node[part]
+        except (KeyError, IndexError, TypeError):
+            raise KeyError(f"no field {path!r} in the answer") from None
+    return node
+
+
+def get_value(answer: Any, path: str, default: Any = None) -> Any:
+    """The value of the proved leaf at `path`, or `default` when it is missing."""
+    try:
+        node = get_field(answer, path)
+    except KeyError:
+        return default
+    return node.get("value", default) if isinstance(node, dict) else node
+
+
+def set_field(answer: dict[str, Any], path: str, value: Any) -> dict[str, Any]:
+    """A copy of the answer with the value at `path` replaced (a proved leaf keeps its proof)."""
+    new = copy.deepcopy(answer)
+    *parents, last = parse_path(path)
+    node: Any = new
+    for part in parents:
+        try:
+            node = node[part]
+        except (KeyError, IndexError, TypeError):
+            raise KeyError(f"no field {path!r} in the answer") from None
+    try:
+        target = node[last]
+    except (KeyError, IndexError, TypeError):
+        raise KeyError(f"no field {path!r} in the answer") from None
+    if is_proved(target):
+        target["value"] = value
+    else:
+        node[last] = value
+    return new
+
+
+def proved_paths(answer: Any) -> list[str]:
+    return [path for path, _ in iter_fields(answer)]
+

@@ -1,0 +1,367 @@
+"""The rules of the `acta` (pure): 38 party rows in sheet order, digits agreeing with their digit words, sums
+that add up, the acta code's form, and proofs that cite the row's own party."""
+
+from __future__ import annotations
+
+import re
+from typing import Any
+
+from extraction.answers import get_value
+from extraction.doctypes.acta_layout import PARTIES
+from extraction.numbers import as_int, digit_word_runs, fold, parse_digit_words
+from extraction.ocr.blocks import BlockType, OcrBlock
+from extraction.ocr.layout import estimate_skew, skew_of_quads, visual_rows
+from extraction.proofs import block_index, resolve_field
+from extraction.validation import required_fields_rule
+from extraction.violations import RuleContext, Violation
+
+# The acta code as the real sheets print it (Venezuela 2024, published with their decoded QR codes;
+# ../shared/DESIGN.md, acta): 9 digits, a dot, 2 digits, e.g. 050201001.01 or 181103005.01.
+ACTA_ID_PATTERN = re.compile(r"^\d{9}\.\d{2}$")
+ACTA_ID_EXAMPLE = "050201001.01"
+
+TOTALS: list[tuple[str, str]] = [
+    ("valid_votes", "Valid votes"),
+    ("null_votes", "Null votes"),
+    ("total_votes", "Total votes"),
+]
+
+
+def _rows(answer: dict[str, Any]) -> list[dict[str, Any]]:
+    rows = answer.get("rows")
+    return rows if isinstance(rows, list) else []
+
+
+def _row_label(i: int, row: dict[str, Any]) -> str:
+    return f"Row {i + 1} ({row.get('party') or '?'})"
+
+
+
+def rows_layout(answer: dict[str, Any], ctx: RuleContext) -> list[Violation]:
+    """The sheet has 38 party rows in a fixed order.
+
+    Source: ../shared/DESIGN.md, acta (the 38 rows in sheet and QR order, grouped by candidate)."""
+    rows = _rows(answer)
+    if len(rows) != len(PARTIES):
+        return [
+            Violation(
+                code="rows_layout",
+                fields=("rows",),
+                expected=len(PARTIES),
+                found=len(rows),
+                message=f"The sheet has {len(PARTIES)} party rows in a fixed order; the answer has "
+                f"{len(rows)}. Give every row, in sheet order, even when its votes are 0.",
+            )
+        ]
+    out = []
+    for i, (row, party) in enumerate(zip(rows, PARTIES, strict=True)):
+        if " ".join(fold(str(row.get("party", ""))).split()) != party:
+            out.append(
+                Violation(
+                    code="rows_layout",
+                    fields=(f"rows[{i}].party",),
+                    expected=party,
+                    found=row.get("party"),
+                    message=f"Row {i + 1} must be party {party}, the answer says {row.get('party')!r}",
+                )
+            )
+    return out
+
+
+def _required(answer: dict[str, Any]) -> list[tuple[str, str]]:
+    items = [("acta_id", "The acta id")]
+    for i, row in enumerate(_rows(answer)):
+        items += [
+            (f"rows[{i}].votes", f"{_row_label(i, row)} votes"),
+            (f"rows[{i}].votes_words", f"{_row_label(i, row)} votes in words"),
+        ]
+    for key, label in TOTALS:
+        items += [(key, label), (f"{key}_words", f"{label} in words")]
+    return items
+
+
+def _counts(answer: dict[str, Any]) -> list[tuple[str, str]]:
+    items = [(f"rows[{i}].votes", _row_label(i, row)) for i, row in enumerate(_rows(answer))]
+    return items + list(TOTALS)
+
+
+def negative_count(answer: dict[str, Any], ctx: RuleContext) -> list[Violation]:
+    """Counts are whole numbers, never negative. Source: arithmetic (a count of votes)."""
+    out = []
+    for path, label in _counts(answer):
+        value = get_value(answer, path)
+        if value is None:
+            continue
+        number = as_int(value)
+        if number is None:
+            out.append(
+                Violation(
+                    code="count_not_integer",
+                    fields=(path,),
+                    expected="a whole number",
+                    found=value,
+                    message=f"{label}: {value!r} is not a whole number of votes",
+                )
+            )
+        elif number < 0:
+            out.append(
+                Violation(
+                    code="negative_count",
+                    fields=(path,),
+                    expected=">= 0",
+                    found=number,
+                    message=f"{label}: a vote count cannot be negative, the answer says {number}",
+                )
+            )
+    return out
+
+
+def _digits_vs_words(
+    code: str, label: str, digits_path: str, words_path: str, answer: dict[str, Any]
+) -> Violation | None:
+    digits, words = as_int(get_value(answer, digits_path)), get_value(answer, words_path)
+    if digits is None or not isinstance(words, str) or not words.strip():
+        return None  # missing values are reported by missing_value
+    spelled = parse_digit_words(words)
+    if spelled is None:
+        return Violation(
+            code=code,
+            fields=(digits_path, words_path),
+            expected=digits,
+            found=words,
+            message=f"{label}: the words {words!r} are not Spanish digit words "
+            "(CERO, UNO, DOS, ... NUEVE, one per digit)",
+        )
+    if spelled != digits:
+        return Violation(
+            code=code,
+            fields=(digits_path, words_path),
+            expected=digits,
+            found=f"{words} = {spelled}",
+            message=f"{label}: digits say {digits} but words say {words} = {spelled}",
+        )
+    return None
+
+
+def row_digits_words(answer: dict[str, Any], ctx: RuleContext) -> list[Violation]:
+    """Each row's digits and its digit words state the same number.
+
+    Source: ../shared/DESIGN.md, acta (each row prints its votes in digits and spelled digit by digit)."""
+    out = []
+    for i, row in enumerate(_rows(answer)):
+        v = _digits_vs_words(
+            "row_digits_words_mismatch",
+            _row_label(i, row),
+            f"rows[{i}].votes",
+            f"rows[{i}].votes_words",
+            answer,
+        )
+        if v:
+            out.append(v)
+    return out
+
+
+def total_digits_words(answer: dict[str, Any], ctx: RuleContext) -> list[Violation]:
+    """Each total's digits and its digit words state the same number.
+
+    Source: ../shared/DESIGN.md, acta (counts are printed in digits and in digit words)."""
+    out = []
+    for key, label in TOTALS:
+        v = _digits_vs_words("total_digits_words_mismatch", label, key, f"{key}_words", answer)
+        if v:
+            out.append(v)
+    return out
+
+
+def sum_valid_votes(answer: dict[str, Any], ctx: RuleContext) -> list[Violation]:
+    """Party votes add up to the valid votes. Source: ../shared/DESIGN.md, acta rules; arithmetic."""
+    rows = _rows(answer)
+    votes = [as_int(get_value(answer, f"rows[{i}].votes")) for i in range(len(rows))]
+    valid = as_int(get_value(answer, "valid_votes"))
+    if not rows or valid is None or any(v is None for v in votes):
+        return []
+    total = sum(v for v in votes if v is not None)
+    if total == valid:
+        return []
+    return [
+        Violation(
+            code="sum_valid_votes",
+            fields=(*(f"rows[{i}].votes" for i in range(len(rows))), "valid_votes"),
+            expected=valid,
+            found=total,
+            message=f"Party votes add up to {total} but valid votes say {valid} "
+            f"(difference {total - valid:+d})",
+        )
+    ]
+
+
+def valid_plus_null_total(answer: dict[str, Any], ctx: RuleContext) -> list[Violation]:
+    """Valid votes plus null votes make the total votes. Source: arithmetic of the sheet's totals."""
+    valid, null, total = (as_int(get_value(answer, k)) for k, _ in TOTALS)
+    if valid is None or null is None or total is None or valid + null == total:
+        return []
+    return [
+        Violation(
+            code="valid_plus_null_total",
+            fields=("valid_votes", "null_votes", "total_votes"),
+            expected=total,
+            found=valid + null,
+            message=f"Valid votes {valid} + null votes {null} = {valid + null}, but total votes say {total}",
+        )
+    ]
+
+
+def acta_id_format(answer: dict[str, Any], ctx: RuleContext) -> list[Violation]:
+    """The acta code is 9 digits, a dot and 2 digits (050201001.01).
+
+    Source: the real sheets of Venezuela 2024 as published with their decoded QR codes
+    (../shared/DESIGN.md, acta: "050201001.01, 181103005.01"). Only the code's form is checked; the label
+    printed before it varies between sheets and is not part of it."""
+    value = get_value(answer, "acta_id")
+    if value is None or (isinstance(value, str) and not value.strip()):
+        return []
+    text = str(value).strip()
+    if ACTA_ID_PATTERN.match(text):
+        return []
+    return [
+        Violation(
+            code="acta_id_format",
+            fields=("acta_id",),
+            expected=ACTA_ID_EXAMPLE,
+            found=text,
+            message=f"The acta code {text!r} is not of the form {ACTA_ID_EXAMPLE} "
+            "(9 digits, a dot, 2 digits)",
+        )
+    ]
+
+
+def degenerate_answer(answer: dict[str, Any], ctx: RuleContext) -> list[Violation]:
+    """Every count zero or empty while the sheet prints votes: the answer is unusable as a whole.
+
+    Where the fact comes from: the seed study in DESIGN.md, in which a model answered all zeros after a
+    failed round; 0 = 0 passes every sum, so no arithmetic rule sees it. The sheet spells every count in
+    Spanish digit words (DESIGN.md), so a run of digit words with a value above zero anywhere in the OCR
+    text means someone voted. A sheet where nobody voted prints only zeros and is not flagged.
+    """
+    counts = [as_int(get_value(answer, path)) for path, _ in _counts(answer)]
+    if not counts or any(c for c in counts):
+        return []
+    printed = max((n for b in ctx.blocks if b.type is BlockType.LINE for n in digit_word_runs(b.text)), default=0)
+    if printed == 0:
+        return []
+    return [
+        Violation(
+            code="degenerate_answer",
+            fields=tuple(path for path, _ in _counts(answer)),
+            expected="the counts printed on the sheet",
+            found="every count 0 or empty",
+            message="Every count in the answer is 0 or empty, but the sheet prints votes in words (for "
+            f"example {printed}). Read each row's votes from the sheet; never answer 0 for a row that shows "
+            "another number.",
+            degenerate=True,
+        )
+    ]
+
+
+def _party_spans() -> list[tuple[str, list[str]]]:
+    return [(p, p.split()) for p in PARTIES]
+
+
+def _cites_party(tokens: list[str], party_tokens: list[str]) -> bool:
+    """Whether the tokens name the party: its words in a row, or run together where the OCR lost the
+    space between them (ELCAMBIO)."""
+    n = len(party_tokens)
+    if n > 1 and "".join(party_tokens) in tokens:
+        return True
+    return any(tokens[i : i + n] == party_tokens for i in range(len(tokens) - n + 1))
+
+
+def _line_rows(index: Any, page: int) -> dict[str, int]:
+    """The visual row of every LINE of a page, skew taken out (extraction/ocr/layout.py): on a rotated scan
+    a number at the right of a row sits lower than its party's name at the left, level with the next row's."""
+    def box(b: OcrBlock) -> tuple[float, float, float, float]:
+        return b.bbox.left, b.bbox.top, b.bbox.right, b.bbox.bottom
+
+    lines = [b for b in index.by_id.values() if b.type is BlockType.LINE and b.page == page]
+    # The skew from the engine's turned line boxes where it drew them, else from the words: neighbouring
+    # words of a line chain reliably, lines a gutter apart do not.
+    skew = skew_of_quads([b.polygon for b in lines])
+    if skew is None:
+        words = [box(b) for b in index.by_id.values() if b.type is BlockType.WORD and b.page == page]
+        skew = estimate_skew(words) if words else None
+    rows = visual_rows([box(b) for b in lines], skew=skew)
+    return {lines[i].id: r for r, row in enumerate(rows) for i in row}
+
+
+def _row_neighbours(block: OcrBlock | None, index: Any, rows: dict[int, dict[str, int]]) -> list[str]:
+    """Text that names a cited number's row: the other cells of its table row, or, for a line holding
+    only the number, the lines to its left in the same visual row (where the party's name is printed)."""
+    if block is None:
+        return []
+    if block.type is BlockType.CELL and block.parent and block.row is not None:
+        return [c.text for c in index.cells_of(block.parent)
+                if c.id != block.id and c.row is not None and c.row <= block.row < c.row + (c.row_span or 1)]
+    if block.type is BlockType.LINE:
+        if block.page not in rows:
+            rows[block.page] = _line_rows(index, block.page)
+        row_of = rows[block.page]
+        return [b.text for b in index.by_id.values()
+                if b.type is BlockType.LINE and b.page == block.page and b.id != block.id
+                and row_of.get(b.id) == row_of.get(block.id) and b.bbox.right <= block.bbox.left + 1e-6]
+    return []
+
+
+def row_proof_party(answer: dict[str, Any], ctx: RuleContext) -> list[Violation]:
+    """A row's proof must not be another party's row: a line naming another party and not this one.
+
+    Source: ../shared/DESIGN.md, acta (the seed study's vote moved between two parties of one candidate);
+    the party names are the 38 of DESIGN.md, not any layout's."""
+    if ctx.prompt is None:
+        return []
+    index = block_index(ctx)
+    spans = _party_spans()
+    rows: dict[int, dict[str, int]] = {}
+    out = []
+    for i, row in enumerate(_rows(answer)):
+        own = fold(str(row.get("party", ""))).split()
+        for key in ("votes", "votes_words"):
+            node = row.get(key)
+            if not isinstance(node, dict) or node.get("value") is None:
+                continue
+            texts = []
+            for found in resolve_field(node, ctx):
+                block = index.by_id.get(found.block_id)
+                parent = index.by_id.get(block.parent or "") if block else None
+                use_parent = block is not None and block.type is BlockType.WORD and parent is not None
+                texts.append(parent.text if use_parent and parent else found.text)
+                texts += _row_neighbours(parent if use_parent else block, index, rows)
+            tokens = re.findall(r"[A-Z0-9]+", fold(" ".join(texts)))
+            if not tokens or _cites_party(tokens, own):
+                continue
+            others = [p for p, pt in spans if pt != own and _cites_party(tokens, pt)]
+            if others:
+                out.append(
+                    Violation(
+                        code="row_proof_party",
+                        fields=(f"rows[{i}].{key}",),
+                        expected=row.get("party"),
+                        found=others[0],
+                        message=f"{_row_label(i, row)}: {key} cite a line of party {others[0]}, not of "
+                        f"{row.get('party')}; read this row's own line",
+                    )
+                )
+    return out
+
+
+RULES = [
+    rows_layout,
+    required_fields_rule(_required),
+    negative_count,
+    row_digits_words,
+    total_digits_words,
+    sum_valid_votes,
+    valid_plus_null_total,
+    degenerate_answer,
+    acta_id_format,
+    row_proof_party,
+]
