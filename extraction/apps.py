@@ -4,3 +4,8 @@ from django.apps import AppConfig
 class ExtractionConfig(AppConfig):
     name = "extraction"
     default_auto_field = "django.db.models.BigAutoField"
+
+    def ready(self) -> None:
+        # The tasks register with Celery in every process (the web app sends them by name), and a worker's
+        # reaper thread starts on its worker_ready signal.
+        from extraction import reaper, tasks  # noqa: F401

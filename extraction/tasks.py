@@ -3,24 +3,6 @@
 from __future__ import annotations
 
 from celery import shared_task
-from django.db import transaction
-
-from extraction import reaper  # noqa: F401  (the worker's reaper thread starts with the worker)
-
-
-def queue_documents(document_ids: list[int]) -> None:
-    """Send the documents' messages once the rows are committed, so a worker never looks for a row not yet
-    there. A send the broker refuses leaves the document queued and unsent; the reaper sends it later."""
-    if not document_ids:
-        return
-    ids = list(document_ids)
-
-    def send() -> None:
-        from extraction.services.dispatch import documents_dispatch
-
-        documents_dispatch(ids)
-
-    transaction.on_commit(send)
 
 
 # acks_late: a worker killed mid-document leaves the message on the broker and it is delivered again;

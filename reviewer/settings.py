@@ -2,13 +2,15 @@
 
 from __future__ import annotations
 
+import os
 import secrets
 from pathlib import Path
 
 import dj_database_url
 from django.core.exceptions import ImproperlyConfigured
 
-from reviewer.env import env_bool, env_choice, env_float, env_int, env_list, env_networks, env_str
+from extraction.env import env_bool, env_choice, env_float, env_int, env_list, env_networks, env_str
+from extraction.llm.config import llm_config_from_env
 
 BASE_DIR = Path(__file__).resolve().parent.parent
 VAR_DIR = Path(env_str("PROOFDESK_VAR_DIR", str(BASE_DIR / "var")))
@@ -214,7 +216,9 @@ OCR_REC_WIDTH = env_int("OCR_REC_WIDTH", 320, minimum=16, maximum=2048)
 OCR_REC_WORKERS = env_int("OCR_REC_WORKERS", 1, minimum=1, maximum=64)
 OCR_PAGE_WORKERS = env_int("OCR_PAGE_WORKERS", 1, minimum=1, maximum=64)
 RENDERER = env_choice("RENDERER", "pymupdf", ["pymupdf", "pdf2image"])
-# The LLM_* variables are read, and checked, once: by extraction/llm/config.py, which uses them.
+# The LLM_* variables have one reader, extraction/llm/config.py. Start-up checks them with it; the pipeline
+# reads them with it for each document, so a re-run or a test's environment takes effect without a restart.
+llm_config_from_env(os.environ)
 MAX_ROUNDS = env_int("MAX_ROUNDS", 3, minimum=1, maximum=10)
 
 # Upload limits (bad input ends as a clear error on that document)

@@ -24,7 +24,7 @@ def read_batches(django_db_setup, django_db_blocker):
 
     # The test reads each document itself; no task may go to a worker that might be running.
     with django_db_blocker.unblock(), pytest.MonkeyPatch.context() as patch:
-        patch.setattr("extraction.tasks.queue_documents", lambda ids, **kw: None)
+        patch.setattr("extraction.services.dispatch.documents_queue", lambda ids, **kw: None)
         admin = User.objects.create_user("invoice-admin")
         admin.groups.add(Group.objects.get_or_create(name="admin")[0])
         client = Client()

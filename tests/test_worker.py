@@ -43,3 +43,10 @@ def test_a_queued_batch_is_processed_by_the_worker(celery_worker_process, tmp_pa
     assert Round.objects.filter(extraction=extraction, state="completed").count() == 1
     assert extraction.violations.filter(code="sum_valid_votes").exists()
     assert doc.truth and len(doc.truth["counts"]) == 38
+
+
+def test_the_services_send_the_task_by_the_name_it_is_registered_under():
+    from extraction.services.dispatch import PROCESS_DOCUMENT
+    from extraction.tasks import process_document
+
+    assert process_document.name == PROCESS_DOCUMENT

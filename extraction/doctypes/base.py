@@ -135,10 +135,35 @@ def lower_first(label: str) -> str:
     return label[:1].lower() + label[1:] if label[1:2].islower() else label
 
 
-def field_labels(groups: list[FieldGroup]) -> dict[str, str]:
+class FieldLabels(dict[str, str]):
+    """path -> label for people, from a document type's field groups; `of` names any path, `of_family` a
+    family of paths across a table's rows ('rows[].votes')."""
+
+    def of(self, path: str) -> str:
+        """A path the groups do not show reads as words, under its row's label when the row has one
+        ('rows[3].party' -> 'PPT — ...: party')."""
+        if path in self:
+            return self[path]
+        row, _, rest = path.rpartition(".")
+        if row in self:
+            return f"{self[row]}: {path_words(rest)}"
+        return path_words(path)
+
+    def of_family(self, family: str) -> str:
+        """'rows[].votes' -> 'Votes by party · votes' (the table's name, then the column as one row names it);
+        a family that is one field is that field's label; '(…)' markers stay as they are."""
+        head, sep, column = family.partition("[].")
+        if sep:
+            sample = next((label for path, label in self.items()
+                           if path.startswith(head + "[") and path.endswith("." + column)), "")
+            return f"{self.get(head, path_words(head))} · {sample.rpartition(': ')[2] or path_words(column)}"
+        return family if family.startswith("(") else self.get(family) or path_words(family)
+
+
+def field_labels(groups: list[FieldGroup]) -> FieldLabels:
     """path -> label: a table cell is '<row label>: <column label>', a single field its own label; a table's
     list ('rows') is the group's name and each of its rows ('rows[3]') the row's label."""
-    out: dict[str, str] = {}
+    out = FieldLabels()
     for group in groups:
         if group.is_table:
             for row_label, row in zip(group.row_labels, group.rows, strict=False):
@@ -153,17 +178,6 @@ def field_labels(groups: list[FieldGroup]) -> dict[str, str]:
             for item in group.fields:
                 out.setdefault(item.path, item.label)
     return out
-
-
-def label_of(labels: dict[str, str], path: str) -> str:
-    """A field's label from `field_labels`; a path the groups do not show reads as words, under its row's
-    label when the row has one ('rows[3].party' -> 'PPT — ...: party')."""
-    if path in labels:
-        return labels[path]
-    row, _, rest = path.rpartition(".")
-    if row in labels:
-        return f"{labels[row]}: {path_words(rest)}"
-    return path_words(path)
 
 
 def path_words(path: str) -> str:
@@ -263,13 +277,13 @@ class DocumentType:
     def field_groups(self, answer: dict[str, Any]) -> list[FieldGroup]:
         return self.group_fields(answer)
 
-    def field_labels(self, answer: dict[str, Any]) -> dict[str, str]:
+    def field_labels(self, answer: dict[str, Any]) -> FieldLabels:
         """Every field's label for people, from the desk's groups: 'PSUV — NICOLAS MADURO: votes in words'."""
         return field_labels(self.field_groups(answer if isinstance(answer, dict) else {}))
 
     def field_label(self, answer: dict[str, Any], path: str) -> str:
         """One field's label; a path the groups do not show reads as words ('rows[3].party' -> 'PPT — ...: party')."""
-        return label_of(self.field_labels(answer), path)
+        return self.field_labels(answer).of(path)
 
     def parse_answer(self, data: Any) -> dict[str, Any]:
         """Validate a model's answer (JSON text, dict or model) and return it as a JSON-safe dict.

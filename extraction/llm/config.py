@@ -1,15 +1,16 @@
 """The LLM endpoint's configuration (pure), read once from the LLM_* environment variables.
 
-Every variable is checked where it is read: a bad value raises ValueError naming the variable, so a worker
-never starts with a setting it would misread.
+Every variable is checked where it is read (extraction/env.py): a bad value raises BadSetting naming the
+variable, so neither the web app nor a worker starts with a setting it would misread.
 """
 
 from __future__ import annotations
 
-import math
 from collections.abc import Mapping
 from dataclasses import dataclass
-from typing import Any, Literal
+from typing import Literal
+
+from extraction.env import BadSetting, env_bool, env_choice, env_float, env_int, env_str
 
 InputMode = Literal["text", "vision", "hybrid"]
 INPUT_MODES: tuple[str, ...] = ("text", "vision", "hybrid")
@@ -55,51 +56,35 @@ class LlmConfig:
             raise ValueError("backoff must be >= 0")
 
 
-def _number(environ: Mapping[str, str], name: str, default: float, *, minimum: float, integer: bool = False) -> Any:
-    """The variable as a number of at least `minimum`, or `default` when unset; ValueError names the variable."""
-    raw = environ.get(name, "").strip()
-    if not raw:
-        return default
-    try:
-        value = int(raw) if integer else float(raw)
-    except ValueError:
-        kind = "an integer" if integer else "a number"
-        raise ValueError(f"{name} must be {kind}, got {raw!r}") from None
-    if not math.isfinite(value) or value < minimum:
-        raise ValueError(f"{name} must be >= {minimum:g}, got {raw!r}")
-    return value
-
-
 def llm_config_from_env(environ: Mapping[str, str]) -> LlmConfig | None:
-    """LlmConfig from LLM_* variables; None when no endpoint is configured. ValueError names the variable."""
-    base_url = environ.get("LLM_BASE_URL", "").strip()
-    model = environ.get("LLM_MODEL", "").strip()
+    """LlmConfig from LLM_* variables; None when no endpoint is configured. BadSetting names the variable.
+
+    Every variable is checked even without an endpoint, so a typo stops start-up before anyone relies on it.
+    """
+    base_url = env_str("LLM_BASE_URL", environ=environ)
+    model = env_str("LLM_MODEL", environ=environ)
+    input_mode = env_choice("LLM_INPUT", "text", INPUT_MODES, environ=environ, fold_case=True)
+    temperature = (None if env_str("LLM_TEMPERATURE", environ=environ).lower() == "none"
+                   else env_float("LLM_TEMPERATURE", 0.0, minimum=0, environ=environ))
+    values = {
+        "api_key": env_str("LLM_API_KEY", environ=environ) or "not-needed",
+        "timeout_s": env_float("LLM_TIMEOUT", 60.0, minimum=0.001, environ=environ),
+        "document_timeout_s": env_float("LLM_DOCUMENT_TIMEOUT", 600.0, minimum=0.001, environ=environ),
+        "max_retries": env_int("LLM_MAX_RETRIES", 3, minimum=0, environ=environ),
+        "input_mode": input_mode,
+        "image_max_side": env_int("LLM_IMAGE_MAX_SIDE", 1600, minimum=16, environ=environ),
+        "price_input_per_mtok": env_float("LLM_PRICE_INPUT", 0.0, minimum=0, environ=environ),
+        "price_output_per_mtok": env_float("LLM_PRICE_OUTPUT", 0.0, minimum=0, environ=environ),
+        "temperature": temperature,
+        "judge_model": env_str("LLM_JUDGE_MODEL", environ=environ) or None,
+        # Unset or empty: the endpoint takes json_schema until it says otherwise.
+        "supports_json_schema": env_bool("LLM_JSON_SCHEMA", True, environ=environ)
+        if env_str("LLM_JSON_SCHEMA", environ=environ) else True,
+    }
     if not base_url and not model:
         return None
     if not base_url:
-        raise ValueError("LLM_BASE_URL must be set when LLM_MODEL is set")
+        raise BadSetting("LLM_BASE_URL must be set when LLM_MODEL is set")
     if not model:
-        raise ValueError("LLM_MODEL must be set when LLM_BASE_URL is set")
-    input_mode = environ.get("LLM_INPUT", "").strip().lower() or "text"
-    if input_mode not in INPUT_MODES:
-        raise ValueError(f"LLM_INPUT must be one of {', '.join(INPUT_MODES)}, got {input_mode!r}")
-    temperature_raw = environ.get("LLM_TEMPERATURE", "").strip().lower()
-    temperature = None if temperature_raw == "none" else _number(environ, "LLM_TEMPERATURE", 0.0, minimum=0)
-    json_schema_raw = environ.get("LLM_JSON_SCHEMA", "").strip().lower() or "1"
-    if json_schema_raw not in ("1", "0", "true", "false", "yes", "no", "on", "off"):
-        raise ValueError(f"LLM_JSON_SCHEMA must be 1 or 0, got {json_schema_raw!r}")
-    return LlmConfig(
-        base_url=base_url,
-        api_key=environ.get("LLM_API_KEY", "").strip() or "not-needed",
-        model=model,
-        timeout_s=_number(environ, "LLM_TIMEOUT", 60.0, minimum=0.001),
-        document_timeout_s=_number(environ, "LLM_DOCUMENT_TIMEOUT", 600.0, minimum=0.001),
-        max_retries=_number(environ, "LLM_MAX_RETRIES", 3, minimum=0, integer=True),
-        input_mode=input_mode,  # type: ignore[arg-type]  # checked above
-        image_max_side=_number(environ, "LLM_IMAGE_MAX_SIDE", 1600, minimum=16, integer=True),
-        price_input_per_mtok=_number(environ, "LLM_PRICE_INPUT", 0.0, minimum=0),
-        price_output_per_mtok=_number(environ, "LLM_PRICE_OUTPUT", 0.0, minimum=0),
-        temperature=temperature,
-        judge_model=environ.get("LLM_JUDGE_MODEL", "").strip() or None,
-        supports_json_schema=json_schema_raw in ("1", "true", "yes", "on"),
-    )
+        raise BadSetting("LLM_MODEL must be set when LLM_BASE_URL is set")
+    return LlmConfig(base_url=base_url, model=model, **values)

@@ -12,7 +12,9 @@ from __future__ import annotations
 import logging
 from datetime import timedelta
 
+from celery import signature
 from django.conf import settings
+from django.db import transaction
 from django.db.models import Q
 from django.utils import timezone
 
@@ -21,21 +23,31 @@ from extraction.states import Status
 
 log = logging.getLogger(__name__)
 
+PROCESS_DOCUMENT = "extraction.tasks.process_document"  # the task's registered name
+
 # A send is attempted when the transaction that queued the document commits; give it this long.
 UNSENT_GRACE = timedelta(seconds=10)
 # Publishing waits this little for a broker that is away: the upload answers, the reaper sends later.
 PUBLISH_RETRY = {"max_retries": 1, "interval_start": 0, "interval_step": 0.5, "interval_max": 0.5}
 
 
+def documents_queue(document_ids: list[int]) -> None:
+    """Send the documents' messages once the rows are committed, so a worker never looks for a row not yet
+    there. A send the broker refuses leaves the document queued and unsent; the reaper sends it later."""
+    if not document_ids:
+        return
+    ids = list(document_ids)
+    transaction.on_commit(lambda: documents_dispatch(ids))
+
+
 def documents_dispatch(document_ids: list[int]) -> list[int]:
     """Send one message per document and record the send. Stops at the first broker fault: the rest stay
     unsent and the reaper sends them once the broker answers. Returns the ids that were sent."""
-    from extraction.tasks import process_document
-
     sent: list[int] = []
     try:
         for document_id in document_ids:
-            process_document.apply_async((document_id,), retry_policy=PUBLISH_RETRY)
+            # By name: the task calls the services, so the services do not import it back.
+            signature(PROCESS_DOCUMENT, args=(document_id,)).apply_async(retry_policy=PUBLISH_RETRY)
             sent.append(document_id)
     except Exception as exc:  # kombu's OperationalError, socket errors, timeouts: the broker is away
         log.warning("the broker did not take document %s (%s: %s); %d document(s) wait for the reaper",

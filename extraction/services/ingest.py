@@ -11,11 +11,9 @@ from django.conf import settings
 from django.core.files import File
 from django.db import transaction
 
-from extraction import (
-    intake,
-    tasks,  # tasks import services lazily: no cycle
-)
+from extraction import intake
 from extraction.models import Batch, Document, Upload
+from extraction.services import dispatch
 from extraction.states import Status
 
 log = logging.getLogger(__name__)
@@ -69,7 +67,7 @@ def batch_add_files(*, batch: Batch, files: list[IncomingFile], queue: bool = Tr
                 documents.append(_document_from_entry(batch=batch, upload=upload, entry=entry, seen=seen, limits=limits,
                                                       whole_upload=whole))
     if queue:  # False when the caller processes the documents itself (manage.py extract)
-        tasks.queue_documents([d.id for d in documents if d.status == Status.QUEUED.value])
+        dispatch.documents_queue([d.id for d in documents if d.status == Status.QUEUED.value])
     return documents
 
 

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from django.db import transaction
 
-from extraction import tasks
+from extraction.services.dispatch import documents_queue
 from extraction.services.transitions import document_transition
 from extraction.states import Status
 
@@ -16,5 +16,5 @@ def document_requeue(*, document_id: int, options: dict | None = None) -> bool:
         moved = document_transition(document_id=document_id, to=Status.QUEUED, error_code="", error_message="",
                                     run_options=options, to_reviewers=True)
         if moved:
-            tasks.queue_documents([document_id])  # sent on commit (transaction.on_commit)
+            documents_queue([document_id])  # sent on commit
     return moved

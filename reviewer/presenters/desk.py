@@ -18,7 +18,7 @@ from django.urls import reverse
 from django.utils.safestring import SafeString, mark_safe
 
 from extraction import selectors
-from extraction.doctypes.base import field_labels, label_of, lower_first
+from extraction.doctypes.base import FieldLabels, field_labels, lower_first
 from extraction.doctypes.registry import UnknownDocumentType, get_doctype
 from extraction.involved import involved_paths, involves
 from extraction.models import Document, Extraction, Page
@@ -142,32 +142,32 @@ def history_context(*, document: Document) -> dict[str, Any]:
     labels = labels_for(history["extractions"][0] if history["extractions"] else None)
     for e in history["extractions"]:
         for r in e.round_list:
-            r.changes = [(label_of(labels, path), path, before, after) for path, before, after in r.changes]
+            r.changes = [(labels.of(path), path, before, after) for path, before, after in r.changes]
     for ev in history["events"]:
-        ev.field_label = label_of(labels, ev.field) if ev.field else ""
+        ev.field_label = labels.of(ev.field) if ev.field else ""
     return {"document": document, **history, "pill": display_status(document)}
 
 
 # --- labels ------------------------------------------------------------------------------------------
 
 
-def labels_for(extraction: Extraction | None, groups=None) -> dict[str, str]:
+def labels_for(extraction: Extraction | None, groups=None) -> FieldLabels:
     """path -> label for people, from the document type (paths it does not name read as words)."""
     if extraction is None or not isinstance(extraction.answer, dict):
-        return {}
+        return FieldLabels()
     if groups is None:
         try:
             groups = get_doctype(extraction.doctype).field_groups(extraction.answer)
         except UnknownDocumentType:
-            return {}
+            return FieldLabels()
     return field_labels(groups)
 
 
-def in_words(text: str, paths, labels: dict[str, str]) -> str:
+def in_words(text: str, paths, labels: FieldLabels) -> str:
     """A rule's message with the field paths it names replaced by their labels."""
     for path in sorted(set(paths or []), key=len, reverse=True):
         if path and path in text:
-            text = text.replace(path, label_of(labels, path))
+            text = text.replace(path, labels.of(path))
     return text
 
 
@@ -272,7 +272,7 @@ def least_sure(items: dict[str, dict], *, limit: int = 8) -> list[dict]:
 # --- the triage of broken rules ----------------------------------------------------------------------
 
 
-def triage(violations: list, labels: dict[str, str], items: dict[str, dict]) -> list[dict]:
+def triage(violations: list, labels: FieldLabels, items: dict[str, dict]) -> list[dict]:
     """Broken rules grouped by rule, the most specific first: a rule that names one or two fields says
     where to look; a sum over forty fields only says that something is off. Within a group, page order."""
     order = {path: i for i, path in enumerate(items)}
@@ -292,7 +292,7 @@ def triage(violations: list, labels: dict[str, str], items: dict[str, dict]) -> 
             entries.append({
                 "id": v.id, "message": in_words(v.message, v.fields, labels), "fields": "|".join(v.fields or []),
                 "involved": "|".join(involved),  # the browser selects these: it never works them out itself
-                "first": first, "first_id": fid(first) if first else "", "label": label_of(labels, first) if first else "",
+                "first": first, "first_id": fid(first) if first else "", "label": labels.of(first) if first else "",
                 "position": order.get(first, len(order)),
             })
         entries.sort(key=lambda e: e["position"])

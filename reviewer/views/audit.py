@@ -12,7 +12,7 @@ from django.utils.safestring import mark_safe
 from django.views.decorators.http import require_POST
 
 from extraction import charts, selectors
-from extraction.doctypes.base import label_of
+from extraction.doctypes.base import FieldLabels
 from extraction.models import Extraction, Round
 from extraction.states import Status
 from reviewer.access import role_required
@@ -40,21 +40,10 @@ def get_item(request: HttpRequest, sample_id: int, item_id: int) -> AuditItem:
 def family_labels(batch, summary: dict) -> dict:
     """Name the field families of the audit summary ('rows[].votes') for people, from one answer of the
     batch: 'Votes by party · votes'."""
-    from extraction.doctypes.base import path_words
-
     answer = (Extraction.objects.filter(document__batch=batch).exclude(answer=None).values_list("answer", "doctype")
               .first())
-    labels = labels_for(Extraction(answer=answer[0], doctype=answer[1])) if answer else {}
-    named = []
-    for family, n in summary["by_field"]:
-        head, sep, column = family.partition("[].")
-        if sep:
-            sample = next((label for path, label in labels.items()
-                           if path.startswith(head + "[") and path.endswith("." + column)), "")
-            words = sample.rpartition(": ")[2] or path_words(column)
-            named.append((f"{labels.get(head, path_words(head))} · {words}", n))
-        else:
-            named.append((labels.get(family) or path_words(family) if not family.startswith("(") else family, n))
+    labels = labels_for(Extraction(answer=answer[0], doctype=answer[1])) if answer else FieldLabels()
+    named = [(labels.of_family(family), n) for family, n in summary["by_field"]]
     return {**summary, "by_field": named}
 
 
@@ -146,7 +135,7 @@ def audit_item(request: HttpRequest, sample_id: int, item_id: int, *, error: str
     context = {
         "item": item, "sample": item.sample, "batch": item.sample.batch, "document": document,
         "extraction": extraction, "rounds": rounds, "fields": list(items_by_path.values()),
-        "wrong_labels": [label_of(labels, p) for p in item.wrong_fields or []],
+        "wrong_labels": [labels.of(p) for p in item.wrong_fields or []],
         "page": page, "pages": pages, "page_number": page.number if page else None,
         "ocr_layer": ocr_layer(page) if page else "", "proof_rects": "", "can_edit": False,
         "desk_url": reverse("desk_document", args=[document.id]),

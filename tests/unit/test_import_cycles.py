@@ -6,8 +6,6 @@ circle from the interpreter), so a circle broken today by a lazy import still fa
 
 from __future__ import annotations
 
-import pytest
-
 from tests.domain_modules import import_graph, is_pure
 
 
@@ -80,8 +78,6 @@ def test_the_pure_domain_modules_import_each_other_without_a_circle():
     assert not cycles, f"import circles among the domain modules:\n{_names(cycles)}"
 
 
-@pytest.mark.xfail(strict=True, reason="tasks -> reaper -> services.pipeline -> services.dispatch -> tasks: Celery "
-                   "tasks call services and services queue tasks (lazily); remove this mark once that is broken")
 def test_no_module_of_extraction_is_part_of_an_import_circle():
     cycles = _cycles(import_graph())
     assert not cycles, f"import circles in extraction/:\n{_names(cycles)}"

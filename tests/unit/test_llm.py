@@ -396,14 +396,15 @@ def test_the_config_is_read_from_the_environment():
 @pytest.mark.parametrize(
     ("variable", "value", "expected"),
     [
-        ("LLM_TIMEOUT", "abc", "LLM_TIMEOUT must be a number, got 'abc'"),
-        ("LLM_TIMEOUT", "0", "LLM_TIMEOUT must be >= 0.001"),
-        ("LLM_INPUT", "foo", "LLM_INPUT must be one of text, vision, hybrid, got 'foo'"),
-        ("LLM_MAX_RETRIES", "-1", "LLM_MAX_RETRIES must be >= 0"),
-        ("LLM_MAX_RETRIES", "2.5", "LLM_MAX_RETRIES must be an integer"),
-        ("LLM_IMAGE_MAX_SIDE", "big", "LLM_IMAGE_MAX_SIDE must be an integer"),
-        ("LLM_PRICE_OUTPUT", "-3", "LLM_PRICE_OUTPUT must be >= 0"),
+        ("LLM_TIMEOUT", "abc", "LLM_TIMEOUT='abc' is not a number"),
+        ("LLM_TIMEOUT", "0", "LLM_TIMEOUT=0.0 is below the minimum of 0.001"),
+        ("LLM_INPUT", "foo", "LLM_INPUT='foo' is not one of: text, vision, hybrid"),
+        ("LLM_MAX_RETRIES", "-1", "LLM_MAX_RETRIES=-1 is below the minimum of 0"),
+        ("LLM_MAX_RETRIES", "2.5", "LLM_MAX_RETRIES='2.5' is not a whole number"),
+        ("LLM_IMAGE_MAX_SIDE", "big", "LLM_IMAGE_MAX_SIDE='big' is not a whole number"),
+        ("LLM_PRICE_OUTPUT", "-3", "LLM_PRICE_OUTPUT=-3.0 is below the minimum of 0"),
         ("LLM_MODEL", "", "LLM_MODEL must be set when LLM_BASE_URL is set"),
+        ("LLM_TIMEOUT", "nan", "LLM_TIMEOUT='nan' is not a finite number"),
     ],
 )
 def test_a_bad_variable_is_named_in_the_error(variable, value, expected):
