@@ -4,6 +4,7 @@ that add up, the acta code's form, and proofs that cite the row's own party."""
 from __future__ import annotations
 
 import re
+from collections import defaultdict
 from typing import Any
 
 from extraction.answers import get_value
@@ -293,7 +294,21 @@ def _line_rows(index: Any, page: int) -> dict[str, int]:
     return {lines[i].id: r for r, row in enumerate(rows) for i in row}
 
 
-def _row_neighbours(block: OcrBlock | None, index: Any, rows: dict[int, dict[str, int]]) -> list[str]:
+def _page_rows(index: Any, page: int, ctx: RuleContext) -> tuple[dict[str, int], dict[int | None, list[OcrBlock]]]:
+    """A page's visual row of every LINE, and its LINEs grouped by that row (in the index's order); built once
+    per context: they depend on the blocks only, and every cited line of the page asks for them."""
+    memo: dict[int, Any] = ctx.cache.setdefault("acta_line_rows", {})
+    if page not in memo:
+        row_of = _line_rows(index, page)
+        by_row: dict[int | None, list[OcrBlock]] = defaultdict(list)
+        for b in index.by_id.values():
+            if b.type is BlockType.LINE and b.page == page:
+                by_row[row_of.get(b.id)].append(b)
+        memo[page] = (row_of, by_row)
+    return memo[page]
+
+
+def _row_neighbours(block: OcrBlock | None, index: Any, ctx: RuleContext) -> list[str]:
     """Text that names a cited number's row: the other cells of its table row, or, for a line holding
     only the number, the lines to its left in the same visual row (where the party's name is printed)."""
     if block is None:
@@ -302,12 +317,9 @@ def _row_neighbours(block: OcrBlock | None, index: Any, rows: dict[int, dict[str
         return [c.text for c in index.cells_of(block.parent)
                 if c.id != block.id and c.row is not None and c.row <= block.row < c.row + (c.row_span or 1)]
     if block.type is BlockType.LINE:
-        if block.page not in rows:
-            rows[block.page] = _line_rows(index, block.page)
-        row_of = rows[block.page]
-        return [b.text for b in index.by_id.values()
-                if b.type is BlockType.LINE and b.page == block.page and b.id != block.id
-                and row_of.get(b.id) == row_of.get(block.id) and b.bbox.right <= block.bbox.left + 1e-6]
+        row_of, by_row = _page_rows(index, block.page, ctx)
+        return [b.text for b in by_row.get(row_of.get(block.id), [])
+                if b.id != block.id and b.bbox.right <= block.bbox.left + 1e-6]
     return []
 
 
@@ -320,7 +332,6 @@ def row_proof_party(answer: dict[str, Any], ctx: RuleContext) -> list[Violation]
         return []
     index = block_index(ctx)
     spans = _party_spans()
-    rows: dict[int, dict[str, int]] = {}
     out = []
     for i, row in enumerate(_rows(answer)):
         own = fold(str(row.get("party", ""))).split()
@@ -334,7 +345,7 @@ def row_proof_party(answer: dict[str, Any], ctx: RuleContext) -> list[Violation]
                 parent = index.by_id.get(block.parent or "") if block else None
                 use_parent = block is not None and block.type is BlockType.WORD and parent is not None
                 texts.append(parent.text if use_parent and parent else found.text)
-                texts += _row_neighbours(parent if use_parent else block, index, rows)
+                texts += _row_neighbours(parent if use_parent else block, index, ctx)
             tokens = re.findall(r"[A-Z0-9]+", fold(" ".join(texts)))
             if not tokens or _cites_party(tokens, own):
                 continue

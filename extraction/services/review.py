@@ -22,8 +22,8 @@ from extraction.answers import get_field, get_value
 from extraction.doctypes.base import EditRefused
 from extraction.doctypes.registry import get_doctype
 from extraction.models import Block, Document, Extraction, FieldValue, ReviewEvent, Violation
-from extraction.prompt import render_prompt
-from extraction.services.extract import ocr_pages_of, violations_save
+from extraction.services.extract import violations_save
+from extraction.services.rule_context import document_rule_context
 from extraction.services.transitions import document_review_transition, document_transition
 from extraction.states import ReviewStatus, Status
 from extraction.validation import make_validator
@@ -194,21 +194,13 @@ def _parse_value(*, doctype, answer: dict, path: str, raw: str | None) -> tuple[
     return parsed, get_value(parsed, path)
 
 
-def _revalidate(*, document: Document, extraction: Extraction, answer: dict, ctx: RuleContext | None = None
-                ) -> list[RuleViolation]:
+def _revalidate(*, extraction: Extraction, doctype, answer: dict, ctx: RuleContext) -> list[RuleViolation]:
     """Run the type's rules on the answer (no judge on edits). Grounding is waived on fields a reviewer
     typed in; a value taken from the page cites the blocks the reviewer picked, and those are checked."""
-    doctype = get_doctype(extraction.doctype or document.batch.doctype)
-    ctx = ctx or _rule_context(document)
     broken = make_validator(doctype, ctx)(answer)
     corrected = {path for path, proofs in FieldValue.objects.filter(extraction=extraction, corrected=True)
                  .values_list("path", "proofs") if not any(p.get("method") == PICKED for p in proofs or [])}
     return [v for v in broken if not (v.code in GROUNDING_CODES and v.fields and set(v.fields) <= corrected)]
-
-
-def _rule_context(document: Document) -> RuleContext:
-    pages = ocr_pages_of(document=document)
-    return RuleContext(prompt=render_prompt(pages), blocks=[b for p in pages for b in p.blocks])
 
 
 def _held_for_edit(*, document_id: int, user, expected_version: int) -> tuple[Document, Extraction, Any]:
@@ -235,12 +227,14 @@ def field_edit(*, document_id: int, user, path: str, raw_value: str | None, expe
         if not updated:
             FieldValue.objects.create(extraction=extraction, path=path, value=value, model_value=before, corrected=True,
                                       position=FieldValue.objects.filter(extraction=extraction).count())
-        violations = _revalidate(document=document, extraction=extraction, answer=answer)
+        violations = _revalidate(extraction=extraction, doctype=doctype, answer=answer,
+                                 ctx=document_rule_context(document=document, extraction=extraction,
+                                                     doctype_name=doctype.name))
         violations_save(extraction=extraction, violations=violations)
         ReviewEvent.objects.create(document_id=document_id, user=user, kind=ReviewEvent.Kind.EDIT, field=path,
                                    before=before, after=value)
-        version = Document.objects.values_list("version", flat=True).get(pk=document_id)
-    return EditResult(version=version, value=value, violations=violations)
+    # the guarded update matched `expected_version` and added one, inside this transaction
+    return EditResult(version=expected_version + 1, value=value, violations=violations)
 
 
 def _proof_ref(block: Block, *, line_ids: dict[str, int], table_ids: dict[str, int]) -> dict:
@@ -299,7 +293,8 @@ def field_take_from_page(*, document_id: int, user, path: str, block_ids: list[i
             answer, value = extraction.answer, before
         else:
             answer, value = _parse_value(doctype=doctype, answer=extraction.answer, path=path, raw=text)
-        ctx = _rule_context(document)
+        ctx = document_rule_context(document=document, extraction=extraction,
+                                                     doctype_name=doctype.name)
         line_ids = {block_id: short for short, block_id in ctx.prompt.line_ids.items()}
         table_ids = {block_id: short for short, block_id in ctx.prompt.table_ids.items()}
         refs = [_proof_ref(b, line_ids=line_ids, table_ids=table_ids) for b in blocks]
@@ -319,14 +314,13 @@ def field_take_from_page(*, document_id: int, user, path: str, block_ids: list[i
         else:
             FieldValue.objects.filter(pk=fv.pk).update(value=value, proofs=proofs, corrected=True,
                                                        confidence=min(confidences) if confidences else None)
-        violations = _revalidate(document=document, extraction=extraction, answer=answer, ctx=ctx)
+        violations = _revalidate(extraction=extraction, doctype=doctype, answer=answer, ctx=ctx)
         violations_save(extraction=extraction, violations=violations)
         ReviewEvent.objects.create(
             document_id=document_id, user=user, kind=ReviewEvent.Kind.PROOF if proof_only else ReviewEvent.Kind.EDIT,
             field=path, before=before, after=value, proof_before=[_brief(p) for p in proof_before],
             proof_after=[_brief(p) for p in proofs], note="" if proof_only else f"taken from the page: {text[:200]}")
-        version = Document.objects.values_list("version", flat=True).get(pk=document_id)
-    return EditResult(version=version, value=value, violations=violations)
+    return EditResult(version=expected_version + 1, value=value, violations=violations)
 
 
 def _brief(proof: dict) -> dict:

@@ -1,0 +1,77 @@
+"""A document's rule context for the desk's edits, its OCR side built once per process.
+
+Every edit runs every rule again over the whole answer; what the rules read besides the answer (the pages'
+blocks, the prompt's short ids, the block index, proofs already resolved, the acta's visual rows) depends on
+the document's blocks only, and rebuilding it took most of an edit's time. So it is kept here, per document,
+and reused while the blocks stay the same.
+
+Why a kept context can not be stale: stored blocks are never changed in place; a re-read deletes the
+document's pages (and with them their blocks) and stores new rows with new primary keys
+(`pipeline.document_read`). Every use first reads the count and the first and last primary key of the
+document's blocks (one query) and compares them, with the document's creation time, the extraction and its
+type, to the kept entry's; any difference builds the context afresh. Proofs resolved for one answer stay valid
+for the next: `RuleContext.cache` holds only what the blocks decide (the validation loop already shares one
+context across its rounds).
+"""
+
+from __future__ import annotations
+
+import threading
+from collections import OrderedDict
+from dataclasses import dataclass
+from typing import Any
+
+from django.db.models import Count, Max, Min
+
+from extraction.models import Block, Document, Extraction
+from extraction.prompt import render_prompt
+from extraction.prompt_doc import PromptDocument
+from extraction.services.extract import ocr_pages_of
+from extraction.violations import RuleContext
+
+KEPT_DOCUMENTS = 16  # documents whose context a process keeps (a reviewer works on one at a time)
+MAX_MEMO = 20_000  # resolved proofs kept for one document before its context is built afresh
+
+
+@dataclass
+class _Kept:
+    key: tuple
+    prompt: PromptDocument
+    blocks: list
+    cache: dict[str, Any]
+
+
+_kept: OrderedDict[int, _Kept] = OrderedDict()
+_lock = threading.Lock()
+
+
+def _key(*, document: Document, extraction: Extraction, doctype_name: str) -> tuple:
+    blocks = Block.objects.filter(document_id=document.pk).aggregate(n=Count("id"), first=Min("id"), last=Max("id"))
+    return (document.created_at, extraction.pk, doctype_name, blocks["n"], blocks["first"], blocks["last"])
+
+
+def document_rule_context(*, document: Document, extraction: Extraction, doctype_name: str) -> RuleContext:
+    """The rule context of the document's stored blocks (the prompt the model read and the blocks), kept
+    per document and built afresh whenever its blocks, extraction or type differ from the kept one's."""
+    key = _key(document=document, extraction=extraction, doctype_name=doctype_name)
+    with _lock:
+        kept = _kept.get(document.pk)
+        if kept is not None and (kept.key != key or len(kept.cache.get("resolved", ())) > MAX_MEMO):
+            kept = None
+        if kept is not None:
+            _kept.move_to_end(document.pk)
+    if kept is None:
+        pages = ocr_pages_of(document=document)
+        kept = _Kept(key=key, prompt=render_prompt(pages), blocks=[b for p in pages for b in p.blocks], cache={})
+        with _lock:
+            _kept[document.pk] = kept
+            _kept.move_to_end(document.pk)
+            while len(_kept) > KEPT_DOCUMENTS:
+                _kept.popitem(last=False)
+    return RuleContext(prompt=kept.prompt, blocks=kept.blocks, cache=kept.cache)
+
+
+def rule_contexts_forget() -> None:
+    """Drop every kept context (tests; a process that wants its memory back)."""
+    with _lock:
+        _kept.clear()
