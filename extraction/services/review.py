@@ -194,9 +194,12 @@ def _parse_value(*, doctype, answer: dict, path: str, raw: str | None) -> tuple[
     return parsed, get_value(parsed, path)
 
 
-def _revalidate(*, extraction: Extraction, doctype, answer: dict, ctx: RuleContext) -> list[RuleViolation]:
+def _revalidate(*, document: Document, extraction: Extraction, answer: dict, ctx: RuleContext | None = None
+                ) -> list[RuleViolation]:
     """Run the type's rules on the answer (no judge on edits). Grounding is waived on fields a reviewer
     typed in; a value taken from the page cites the blocks the reviewer picked, and those are checked."""
+    doctype = get_doctype(extraction.doctype or document.batch.doctype)
+    ctx = ctx or document_rule_context(document=document, extraction=extraction, doctype_name=doctype.name)
     broken = make_validator(doctype, ctx)(answer)
     corrected = {path for path, proofs in FieldValue.objects.filter(extraction=extraction, corrected=True)
                  .values_list("path", "proofs") if not any(p.get("method") == PICKED for p in proofs or [])}
@@ -227,9 +230,7 @@ def field_edit(*, document_id: int, user, path: str, raw_value: str | None, expe
         if not updated:
             FieldValue.objects.create(extraction=extraction, path=path, value=value, model_value=before, corrected=True,
                                       position=FieldValue.objects.filter(extraction=extraction).count())
-        violations = _revalidate(extraction=extraction, doctype=doctype, answer=answer,
-                                 ctx=document_rule_context(document=document, extraction=extraction,
-                                                     doctype_name=doctype.name))
+        violations = _revalidate(document=document, extraction=extraction, answer=answer)
         violations_save(extraction=extraction, violations=violations)
         ReviewEvent.objects.create(document_id=document_id, user=user, kind=ReviewEvent.Kind.EDIT, field=path,
                                    before=before, after=value)
@@ -293,8 +294,7 @@ def field_take_from_page(*, document_id: int, user, path: str, block_ids: list[i
             answer, value = extraction.answer, before
         else:
             answer, value = _parse_value(doctype=doctype, answer=extraction.answer, path=path, raw=text)
-        ctx = document_rule_context(document=document, extraction=extraction,
-                                                     doctype_name=doctype.name)
+        ctx = document_rule_context(document=document, extraction=extraction, doctype_name=doctype.name)
         line_ids = {block_id: short for short, block_id in ctx.prompt.line_ids.items()}
         table_ids = {block_id: short for short, block_id in ctx.prompt.table_ids.items()}
         refs = [_proof_ref(b, line_ids=line_ids, table_ids=table_ids) for b in blocks]
@@ -314,7 +314,7 @@ def field_take_from_page(*, document_id: int, user, path: str, block_ids: list[i
         else:
             FieldValue.objects.filter(pk=fv.pk).update(value=value, proofs=proofs, corrected=True,
                                                        confidence=min(confidences) if confidences else None)
-        violations = _revalidate(extraction=extraction, doctype=doctype, answer=answer, ctx=ctx)
+        violations = _revalidate(document=document, extraction=extraction, answer=answer, ctx=ctx)
         violations_save(extraction=extraction, violations=violations)
         ReviewEvent.objects.create(
             document_id=document_id, user=user, kind=ReviewEvent.Kind.PROOF if proof_only else ReviewEvent.Kind.EDIT,
