@@ -10,12 +10,21 @@ from __future__ import annotations
 from collections.abc import Iterable
 
 
+def field_and_holders(path: str) -> set[str]:
+    """`path` and every list or object holding it ('rows[3].votes' -> rows[3].votes, rows[3], rows): a rule
+    involves the field exactly when it names one of these."""
+    out = {path[:i] for i, ch in enumerate(path) if ch in "[." and i}
+    if path:
+        out.add(path)
+    return out
+
+
 def involves(named: Iterable[str], path: str) -> bool:
     """Whether a rule naming the fields `named` involves the field at `path`."""
-    return any(path == n or path.startswith(n + "[") or path.startswith(n + ".") for n in named if n)
+    return not field_and_holders(path).isdisjoint(named)
 
 
 def involved_paths(named: Iterable[str], paths: Iterable[str]) -> list[str]:
     """The paths (in their order) a rule naming `named` involves."""
-    named = [str(n) for n in named or () if n]
-    return [p for p in paths if involves(named, p)]
+    named = {str(n) for n in named or () if n}
+    return [p for p in paths if not field_and_holders(p).isdisjoint(named)]

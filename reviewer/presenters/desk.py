@@ -20,7 +20,7 @@ from django.utils.safestring import SafeString, mark_safe
 from extraction import selectors
 from extraction.doctypes.base import FieldLabels, field_labels, lower_first
 from extraction.doctypes.registry import UnknownDocumentType, get_doctype
-from extraction.involved import involved_paths, involves
+from extraction.involved import field_and_holders, involved_paths
 from extraction.models import Document, Extraction, Page
 from extraction.services import review
 from extraction.states import ReviewStatus, Status
@@ -215,10 +215,12 @@ def field_items(document: Document, extraction: Extraction | None, violations: l
         fields = {only: fv} if fv is not None else {}
     fields = fields if fields is not None else selectors.desk_fields(extraction=extraction)
     by_path: dict[str, dict] = {}
+    named = [(v, set(v.fields or [])) for v in violations]  # each rule's names, read once for every field
 
     def item(fi) -> dict:
         fv = fields.get(fi.path)
-        rules = [v for v in violations if involves(v.fields or [], fi.path)]
+        holders = field_and_holders(fi.path)
+        rules = [v for v, names in named if not holders.isdisjoint(names)]
         label = labels.get(fi.path, fi.label)
         ungrounded = [v for v in rules if v.code == "value_grounded" and fi.path in (v.fields or [])]
         proofs = fv.proofs if fv else []
