@@ -139,6 +139,7 @@ DIGIT_WORD_VALUES = {
 }
 
 
+@functools.lru_cache(maxsize=65536)  # the rules fold the same block texts for every answer they check
 def fold(text: str) -> str:
     """Upper case without accents, for comparing OCR'd words."""
     nfkd = unicodedata.normalize("NFKD", text)

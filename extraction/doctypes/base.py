@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import functools
 import json
 import re
 from collections.abc import Callable, Mapping
@@ -128,6 +129,20 @@ def table_group(
         group.rows.append(row)
         group.row_labels.append(row_label(i, item) if row_label else str(i + 1))
     return group
+
+
+@functools.lru_cache(maxsize=256)
+def _cached_adapter(kind: Any) -> pydantic.TypeAdapter:
+    return pydantic.TypeAdapter(kind)
+
+
+def _adapter(kind: Any) -> pydantic.TypeAdapter:
+    """A field type's validator, built once per type (building one is a good part of an edit's time)."""
+    try:
+        hash(kind)
+    except TypeError:  # a type that cannot be a cache key: built each time
+        return pydantic.TypeAdapter(kind)
+    return _cached_adapter(kind)
 
 
 def lower_first(label: str) -> str:
@@ -260,7 +275,7 @@ class DocumentType:
         text = (raw or "").strip()
         if text:
             try:
-                pydantic.TypeAdapter(kind).validate_python(text)
+                _adapter(kind).validate_python(text)
             except pydantic.ValidationError as err:
                 reason = err.errors(include_url=False)[0]["msg"]
                 raise EditRefused(f"{text!r} is not a valid value for this field ({reason}).") from None

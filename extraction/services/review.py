@@ -8,7 +8,6 @@ no longer matches changes nothing and says so (no lost update). A claim is a loc
 
 from __future__ import annotations
 
-import copy
 from dataclasses import dataclass
 from datetime import timedelta
 from typing import Any
@@ -298,7 +297,7 @@ def field_take_from_page(*, document_id: int, user, path: str, block_ids: list[i
         line_ids = {block_id: short for short, block_id in ctx.prompt.line_ids.items()}
         table_ids = {block_id: short for short, block_id in ctx.prompt.table_ids.items()}
         refs = [_proof_ref(b, line_ids=line_ids, table_ids=table_ids) for b in blocks]
-        answer = copy.deepcopy(answer)
+        # `answer` is this request's own (read from the database or parsed just now): the proof is set in place
         target = get_field(answer, path)
         if isinstance(target, dict):
             target["proof"] = refs
