@@ -209,10 +209,10 @@ def _held_for_edit(*, document_id: int, user, expected_version: int) -> tuple[Do
     """Inside an edit's transaction: the guarded update first (it locks the row, so the answer read next is
     the one the edit replaces), then the document, its current extraction and its type."""
     _hold(document_id=document_id, user=user, expected_version=expected_version, bump=True)
-    document = Document.objects.select_related("batch").get(pk=document_id)
-    extraction = Extraction.objects.current_for(document_id)
+    extraction = Extraction.objects.select_related("document__batch").current_for(document_id)
     if extraction is None or not extraction.answer:
         raise NotEditable("This document has no extracted answer to correct.")
+    document = extraction.document
     return document, extraction, get_doctype(extraction.doctype or document.batch.doctype)
 
 
