@@ -65,6 +65,10 @@ class EditResult:
     version: int
     value: Any
     violations: list[RuleViolation]
+    # As the edit left them (read after its guarded update, the answer set to the edited one): the desk shows
+    # them without reading them again.
+    document: Document | None = None
+    extraction: Extraction | None = None
 
 
 def claim_ttl() -> timedelta:
@@ -209,7 +213,7 @@ def _held_for_edit(*, document_id: int, user, expected_version: int) -> tuple[Do
     """Inside an edit's transaction: the guarded update first (it locks the row, so the answer read next is
     the one the edit replaces), then the document, its current extraction and its type."""
     _hold(document_id=document_id, user=user, expected_version=expected_version, bump=True)
-    extraction = Extraction.objects.select_related("document__batch").current_for(document_id)
+    extraction = Extraction.objects.select_related("document__batch", "document__claimed_by").current_for(document_id)
     if extraction is None or not extraction.answer:
         raise NotEditable("This document has no extracted answer to correct.")
     document = extraction.document
@@ -233,8 +237,16 @@ def field_edit(*, document_id: int, user, path: str, raw_value: str | None, expe
         violations_save(extraction=extraction, violations=violations)
         ReviewEvent.objects.create(document_id=document_id, user=user, kind=ReviewEvent.Kind.EDIT, field=path,
                                    before=before, after=value)
-    # the guarded update matched `expected_version` and added one, inside this transaction
-    return EditResult(version=expected_version + 1, value=value, violations=violations)
+    return _edited(document, extraction, answer, expected_version=expected_version, value=value,
+                   violations=violations)
+
+
+def _edited(document: Document, extraction: Extraction, answer: dict, *, expected_version: int, value: Any,
+            violations: list[RuleViolation]) -> EditResult:
+    """The guarded update matched `expected_version` and added one, inside the edit's transaction."""
+    extraction.answer = answer
+    return EditResult(version=expected_version + 1, value=value, violations=violations, document=document,
+                      extraction=extraction)
 
 
 def _proof_ref(block: Block, *, line_ids: dict[str, int], table_ids: dict[str, int]) -> dict:
@@ -319,7 +331,8 @@ def field_take_from_page(*, document_id: int, user, path: str, block_ids: list[i
             document_id=document_id, user=user, kind=ReviewEvent.Kind.PROOF if proof_only else ReviewEvent.Kind.EDIT,
             field=path, before=before, after=value, proof_before=[_brief(p) for p in proof_before],
             proof_after=[_brief(p) for p in proofs], note="" if proof_only else f"taken from the page: {text[:200]}")
-    return EditResult(version=expected_version + 1, value=value, violations=violations)
+    return _edited(document, extraction, answer, expected_version=expected_version, value=value,
+                   violations=violations)
 
 
 def _brief(proof: dict) -> dict:

@@ -76,9 +76,11 @@ def stage_context(*, pages: dict[int, Page], chosen: list[dict], page_number: in
 def desk_context(*, user, document: Document, field: str | None = None, violation: str | None = None,
                  page: int | None = None, with_page: bool = False, editing: str | None = None,
                  edit_error: str | None = None, edit_raw: str | None = None, focus: str | None = None,
-                 decision_error: str | None = None, note: str = "", show_note: bool = False) -> dict[str, Any]:
-    """Everything the desk shows; the page pane (its pages and blocks) only for the whole page."""
-    extraction = Extraction.objects.current_for(document)
+                 decision_error: str | None = None, note: str = "", show_note: bool = False,
+                 current: Extraction | None = None) -> dict[str, Any]:
+    """Everything the desk shows; the page pane (its pages and blocks) only for the whole page. `current`:
+    the document's current extraction when the caller holds it as stored (an edit just saved it)."""
+    extraction = current if current is not None else Extraction.objects.current_for(document)
     violations = selectors.desk_violations(extraction=extraction) if extraction else []
     perms = desk_permissions(user=user, document=document)
     groups, labels, items = field_items(document, extraction, violations, can_edit=perms["can_edit"])

@@ -56,9 +56,14 @@ def _int(value: str | None) -> int | None:
 
 
 def _fields_response(request: HttpRequest, document: Document, *, field: str | None = None,
-                     focus: str | None = None, notice: str = "") -> HttpResponse:
-    """The fields pane, with the triage and the status bar swapped out of band (fresh data)."""
-    ctx = desk_context(user=request.user, document=document, field=field, focus=focus)
+                     focus: str | None = None, notice: str = "", edited: review.EditResult | None = None
+                     ) -> HttpResponse:
+    """The fields pane, with the triage and the status bar swapped out of band (fresh data; after an edit,
+    the document and extraction as the edit left them)."""
+    if edited is not None and edited.document is not None:
+        document = edited.document
+    ctx = desk_context(user=request.user, document=document, field=field, focus=focus,
+                       current=edited.extraction if edited is not None else None)
     oob = {**ctx, "oob": True, "notice": notice}
     parts = [render_to_string("desk/document.html#fields", ctx, request=request),
              render_to_string("desk/document.html#violations", oob, request=request),
@@ -134,14 +139,13 @@ def field_edit(request: HttpRequest, document_id: int) -> HttpResponse:
     try:
         if version is None:
             raise review.StaleVersion("The form did not say which version you edited; reload the document.")
-        review.field_edit(document_id=document.id, user=request.user, path=path, raw_value=raw,
-                          expected_version=version)
+        edited = review.field_edit(document_id=document.id, user=request.user, path=path, raw_value=raw,
+                                   expected_version=version)
     except review.ReviewError as err:
         return _edit_failed(request, document_id, path, err, raw=raw, version=version)
-    document = get_document(request, document_id)
     if not request.htmx:
         return redirect(f"{desk_url}?{urlencode({'field': path})}")
-    return _fields_response(request, document, field=path, focus=path)
+    return _fields_response(request, document, field=path, focus=path, edited=edited)
 
 
 def _edit_failed(request: HttpRequest, document_id: int, path: str, err: review.ReviewError, *, raw: str = "",
@@ -175,8 +179,8 @@ def field_take(request: HttpRequest, document_id: int) -> HttpResponse:
         version = _version(request)
         if version is None:
             raise review.StaleVersion("The page did not say which version you saw; reload the document.")
-        review.field_take_from_page(document_id=document.id, user=request.user, path=path, block_ids=ids,
-                                    expected_version=version, proof_only=request.POST.get("mode") == "proof")
+        edited = review.field_take_from_page(document_id=document.id, user=request.user, path=path, block_ids=ids,
+                                             expected_version=version, proof_only=request.POST.get("mode") == "proof")
     except review.ReviewError as err:
         if not request.htmx:
             messages.error(request, str(err))
@@ -185,7 +189,7 @@ def field_take(request: HttpRequest, document_id: int) -> HttpResponse:
                                 notice=str(err))
     if not request.htmx:
         return redirect(f"{reverse('desk_document', args=[document.id])}?{urlencode({'field': path})}")
-    return _fields_response(request, get_document(request, document_id), field=path, focus=path)
+    return _fields_response(request, document, field=path, focus=path, edited=edited)
 
 
 def _decision_failed(request: HttpRequest, document_id: int, err: review.ReviewError, *, note: str = ""
