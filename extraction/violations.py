@@ -78,7 +78,9 @@ class RuleContext:
     """What rules may look at besides the answer: the prompt the model read and the OCR blocks.
 
     `prompt` is None when the model saw no OCR text (vision input): proofs cannot be checked then.
-    `cache` lets expensive derived data (the block index, resolved proofs) be built once per context.
+    `cache` lets expensive derived data (the block index, resolved proofs) be built once per context. It holds
+    only what the blocks and the prompt decide, never anything of one answer: the loop checks every round's
+    answer with one context, and the desk keeps it across edits (services/rule_context.py).
     """
 
     prompt: PromptDocument | None = None
