@@ -21,6 +21,7 @@ from extraction.answers import get_field, get_value
 from extraction.doctypes.base import EditRefused
 from extraction.doctypes.registry import get_doctype
 from extraction.models import Block, Document, Extraction, FieldValue, ReviewEvent, Violation
+from extraction.selectors import desk_fields
 from extraction.services.extract import violations_save
 from extraction.services.rule_context import document_rule_context
 from extraction.services.transitions import document_review_transition, document_transition
@@ -69,6 +70,7 @@ class EditResult:
     # them without reading them again.
     document: Document | None = None
     extraction: Extraction | None = None
+    fields: dict[str, FieldValue] | None = None  # the FieldValues by path
 
 
 def claim_ttl() -> timedelta:
@@ -197,15 +199,17 @@ def _parse_value(*, doctype, answer: dict, path: str, raw: str | None) -> tuple[
     return parsed, get_value(parsed, path)
 
 
-def _revalidate(*, document: Document, extraction: Extraction, answer: dict, ctx: RuleContext | None = None
-                ) -> list[RuleViolation]:
+def _revalidate(*, document: Document, extraction: Extraction, answer: dict, ctx: RuleContext | None = None,
+                fields: dict[str, FieldValue] | None = None) -> list[RuleViolation]:
     """Run the type's rules on the answer (no judge on edits). Grounding is waived on fields a reviewer
-    typed in; a value taken from the page cites the blocks the reviewer picked, and those are checked."""
+    typed in; a value taken from the page cites the blocks the reviewer picked, and those are checked.
+    `fields`: the extraction's FieldValues by path as stored now, when the caller has read them."""
     doctype = get_doctype(extraction.doctype or document.batch.doctype)
     ctx = ctx or document_rule_context(document=document, extraction=extraction, doctype_name=doctype.name)
     broken = make_validator(doctype, ctx)(answer)
-    corrected = {path for path, proofs in FieldValue.objects.filter(extraction=extraction, corrected=True)
-                 .values_list("path", "proofs") if not any(p.get("method") == PICKED for p in proofs or [])}
+    stored = ([(fv.path, fv.proofs) for fv in fields.values() if fv.corrected] if fields is not None else
+              FieldValue.objects.filter(extraction=extraction, corrected=True).values_list("path", "proofs"))
+    corrected = {path for path, proofs in stored if not any(p.get("method") == PICKED for p in proofs or [])}
     return [v for v in broken if not (v.code in GROUNDING_CODES and v.fields and set(v.fields) <= corrected)]
 
 
@@ -233,20 +237,21 @@ def field_edit(*, document_id: int, user, path: str, raw_value: str | None, expe
         if not updated:
             FieldValue.objects.create(extraction=extraction, path=path, value=value, model_value=before, corrected=True,
                                       position=FieldValue.objects.filter(extraction=extraction).count())
-        violations = _revalidate(document=document, extraction=extraction, answer=answer)
+        fields = desk_fields(extraction=extraction)
+        violations = _revalidate(document=document, extraction=extraction, answer=answer, fields=fields)
         violations_save(extraction=extraction, violations=violations)
         ReviewEvent.objects.create(document_id=document_id, user=user, kind=ReviewEvent.Kind.EDIT, field=path,
                                    before=before, after=value)
     return _edited(document, extraction, answer, expected_version=expected_version, value=value,
-                   violations=violations)
+                   violations=violations, fields=fields)
 
 
 def _edited(document: Document, extraction: Extraction, answer: dict, *, expected_version: int, value: Any,
-            violations: list[RuleViolation]) -> EditResult:
+            violations: list[RuleViolation], fields: dict[str, FieldValue]) -> EditResult:
     """The guarded update matched `expected_version` and added one, inside the edit's transaction."""
     extraction.answer = answer
     return EditResult(version=expected_version + 1, value=value, violations=violations, document=document,
-                      extraction=extraction)
+                      extraction=extraction, fields=fields)
 
 
 def _proof_ref(block: Block, *, line_ids: dict[str, int], table_ids: dict[str, int]) -> dict:
@@ -325,14 +330,15 @@ def field_take_from_page(*, document_id: int, user, path: str, block_ids: list[i
         else:
             FieldValue.objects.filter(pk=fv.pk).update(value=value, proofs=proofs, corrected=True,
                                                        confidence=min(confidences) if confidences else None)
-        violations = _revalidate(document=document, extraction=extraction, answer=answer, ctx=ctx)
+        fields = desk_fields(extraction=extraction)
+        violations = _revalidate(document=document, extraction=extraction, answer=answer, ctx=ctx, fields=fields)
         violations_save(extraction=extraction, violations=violations)
         ReviewEvent.objects.create(
             document_id=document_id, user=user, kind=ReviewEvent.Kind.PROOF if proof_only else ReviewEvent.Kind.EDIT,
             field=path, before=before, after=value, proof_before=[_brief(p) for p in proof_before],
             proof_after=[_brief(p) for p in proofs], note="" if proof_only else f"taken from the page: {text[:200]}")
     return _edited(document, extraction, answer, expected_version=expected_version, value=value,
-                   violations=violations)
+                   violations=violations, fields=fields)
 
 
 def _brief(proof: dict) -> dict:

@@ -77,13 +77,15 @@ def desk_context(*, user, document: Document, field: str | None = None, violatio
                  page: int | None = None, with_page: bool = False, editing: str | None = None,
                  edit_error: str | None = None, edit_raw: str | None = None, focus: str | None = None,
                  decision_error: str | None = None, note: str = "", show_note: bool = False,
-                 current: Extraction | None = None) -> dict[str, Any]:
-    """Everything the desk shows; the page pane (its pages and blocks) only for the whole page. `current`:
-    the document's current extraction when the caller holds it as stored (an edit just saved it)."""
+                 current: Extraction | None = None, fields: dict | None = None) -> dict[str, Any]:
+    """Everything the desk shows; the page pane (its pages and blocks) only for the whole page. `current`
+    and `fields`: the document's current extraction and its FieldValues by path, when the caller holds them
+    as stored (an edit just saved them)."""
     extraction = current if current is not None else Extraction.objects.current_for(document)
     violations = selectors.desk_violations(extraction=extraction) if extraction else []
     perms = desk_permissions(user=user, document=document)
-    groups, labels, items = field_items(document, extraction, violations, can_edit=perms["can_edit"])
+    groups, labels, items = field_items(document, extraction, violations, can_edit=perms["can_edit"],
+                                        fields=fields if current is not None else None)
     chosen, selected_violation, selected_path = selection(violations, items, path=field, violation_id=violation)
     pill_class, pill_text = display_status(document)
     stage = stage_context(pages=selectors.document_pages(document=document), chosen=chosen,

@@ -63,7 +63,8 @@ def _fields_response(request: HttpRequest, document: Document, *, field: str | N
     if edited is not None and edited.document is not None:
         document = edited.document
     ctx = desk_context(user=request.user, document=document, field=field, focus=focus,
-                       current=edited.extraction if edited is not None else None)
+                       current=edited.extraction if edited is not None else None,
+                       fields=edited.fields if edited is not None else None)
     oob = {**ctx, "oob": True, "notice": notice}
     parts = [render_to_string("desk/document.html#fields", ctx, request=request),
              render_to_string("desk/document.html#violations", oob, request=request),
