@@ -7,6 +7,7 @@ import csv
 import io
 
 import pytest
+from playwright.sync_api import expect
 
 from extraction.models import Block, Document, FieldValue, ReviewEvent, Violation
 from extraction.services import review
@@ -301,7 +302,8 @@ def test_each_reviewer_sees_who_else_has_the_document_open_and_a_stale_page_is_t
         other.wait_for_selector(f"#{fid(path)} .tag.info")
         page.wait_for_selector("#presence .stale", timeout=6_000)
         assert "admin changed this document" in page.inner_text("#presence")
-        assert page.locator(".edit-link:visible").count() == 0
+        # the desk hides its pencils once the swap settles (desk.js afterSettle): wait for that, not the text
+        expect(page.locator(".edit-link:visible")).to_have_count(0)
         page.locator(f"#{fid('rows[1].votes_words')} .edit-link").dispatch_event("click")  # hidden, still asked
         page.wait_for_timeout(800)
         assert FieldValue.objects.get(extraction=acta.extraction, path="rows[1].votes_words").corrected is False

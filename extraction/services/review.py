@@ -242,15 +242,14 @@ def field_edit(*, document_id: int, user, path: str, raw_value: str | None, expe
         violations_save(extraction=extraction, violations=violations)
         ReviewEvent.objects.create(document_id=document_id, user=user, kind=ReviewEvent.Kind.EDIT, field=path,
                                    before=before, after=value)
-    return _edited(document, extraction, answer, expected_version=expected_version, value=value,
-                   violations=violations, fields=fields)
+    return _edited(document, extraction, answer, value=value, violations=violations, fields=fields)
 
 
-def _edited(document: Document, extraction: Extraction, answer: dict, *, expected_version: int, value: Any,
+def _edited(document: Document, extraction: Extraction, answer: dict, *, value: Any,
             violations: list[RuleViolation], fields: dict[str, FieldValue]) -> EditResult:
-    """The guarded update matched `expected_version` and added one, inside the edit's transaction."""
+    """What the edit left: `document` was read after its guarded update, so its version is the new one."""
     extraction.answer = answer
-    return EditResult(version=expected_version + 1, value=value, violations=violations, document=document,
+    return EditResult(version=document.version, value=value, violations=violations, document=document,
                       extraction=extraction, fields=fields)
 
 
@@ -337,8 +336,7 @@ def field_take_from_page(*, document_id: int, user, path: str, block_ids: list[i
             document_id=document_id, user=user, kind=ReviewEvent.Kind.PROOF if proof_only else ReviewEvent.Kind.EDIT,
             field=path, before=before, after=value, proof_before=[_brief(p) for p in proof_before],
             proof_after=[_brief(p) for p in proofs], note="" if proof_only else f"taken from the page: {text[:200]}")
-    return _edited(document, extraction, answer, expected_version=expected_version, value=value,
-                   violations=violations, fields=fields)
+    return _edited(document, extraction, answer, value=value, violations=violations, fields=fields)
 
 
 def _brief(proof: dict) -> dict:
