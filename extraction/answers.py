@@ -65,24 +65,27 @@ def get_value(answer: Any, path: str, default: Any = None) -> Any:
 
 
 def set_field(answer: dict[str, Any], path: str, value: Any) -> dict[str, Any]:
-    """A copy of the answer with the value at `path` replaced (a proved leaf keeps its proof)."""
-    new = copy.deepcopy(answer)
-    *parents, last = parse_path(path)
-    node: Any = new
-    for part in parents:
+    """A copy of the answer with the value at `path` replaced (a proved leaf keeps its proof). The containers
+    on the path and the field itself are copied, so changing them leaves `answer` as it was; the rest is
+    shared with `answer` (an edit of one field need not copy the other hundred)."""
+    parts = parse_path(path)
+
+    def replaced(node: Any, depth: int) -> Any:
+        part = parts[depth]
+        if not isinstance(node, dict | list):
+            raise KeyError(f"no field {path!r} in the answer")
         try:
-            node = node[part]
+            child = node[part]
         except (KeyError, IndexError, TypeError):
             raise KeyError(f"no field {path!r} in the answer") from None
-    try:
-        target = node[last]
-    except (KeyError, IndexError, TypeError):
-        raise KeyError(f"no field {path!r} in the answer") from None
-    if is_proved(target):
-        target["value"] = value
-    else:
-        node[last] = value
-    return new
+        out = dict(node) if isinstance(node, dict) else list(node)
+        if depth + 1 < len(parts):
+            out[part] = replaced(child, depth + 1)
+        else:
+            out[part] = {**copy.deepcopy(child), "value": value} if is_proved(child) else value
+        return out
+
+    return replaced(answer, 0)
 
 
 def proved_paths(answer: Any) -> list[str]:

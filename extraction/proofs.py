@@ -168,6 +168,19 @@ def block_index(ctx: RuleContext) -> BlockIndex:
     return ctx.cache["block_index"]
 
 
+def _memo_key(ref: Any, value: Any) -> Any:
+    """A proof and the value it must show, as a dict key: a tuple for the flat refs the prompt asks for (each
+    item's type kept, so 1, 1.0 and True differ as they do in JSON), JSON for anything else."""
+    if isinstance(ref, dict):
+        try:
+            key = (type(value), value, tuple((k, type(v), v) for k, v in sorted(ref.items())))
+            hash(key)
+            return key
+        except TypeError:  # something unhashable (a list, a dict) or keys that do not sort
+            pass
+    return json.dumps([ref, value], sort_keys=True, default=str)
+
+
 def resolve_field(node: dict[str, Any], ctx: RuleContext) -> list[ResolvedProof]:
     """Resolve a proved field's proofs in a rule context (memoised, so rules share work).
 
@@ -181,7 +194,7 @@ def resolve_field(node: dict[str, Any], ctx: RuleContext) -> list[ResolvedProof]
     out: list[ResolvedProof] = []
     seen: set[str] = set()
     for ref in node.get("proof") or []:
-        key = json.dumps([ref, value], sort_keys=True, default=str)
+        key = _memo_key(ref, value)
         if key not in memo:
             index = block_index(ctx)
             found = resolve_proof(ref, prompt=ctx.prompt, index=index)

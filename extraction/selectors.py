@@ -2,6 +2,9 @@
 
 from __future__ import annotations
 
+from dataclasses import dataclass
+from typing import Any
+
 from django.db.models import Count, Q, QuerySet
 
 from extraction.models import Batch, Document, Extraction
@@ -131,20 +134,39 @@ def document_for_desk(*, document_id: int) -> Document:
     return Document.objects.select_related("batch", "claimed_by").get(pk=document_id)
 
 
-def desk_fields(*, extraction) -> dict:
-    """An extraction's FieldValues by path (one query)."""
+@dataclass(frozen=True, slots=True)
+class DeskField:
+    """What the desk and an edit's rules read of a FieldValue (read as values: an edit reads every field,
+    and building a model instance for each cost more than the query)."""
+
+    path: str
+    value: Any
+    model_value: Any
+    proofs: list
+    confidence: float | None
+    corrected: bool
+    field_confidence: float | None
+
+
+def desk_fields(*, extraction) -> dict[str, DeskField]:
+    """An extraction's fields by path, as the desk shows them (one query)."""
     from extraction.models import FieldValue
 
-    return {fv.path: fv for fv in FieldValue.objects.filter(extraction=extraction)}
+    rows = FieldValue.objects.filter(extraction=extraction).values_list(*DeskField.__slots__)
+    return {row[0]: DeskField(*row) for row in rows}
 
 
 def desk_violations(*, extraction) -> list:
     from extraction.models import Violation
 
-    out = list(Violation.objects.filter(extraction=extraction).order_by("id"))
-    for v in out:
+    return violations_labelled(list(Violation.objects.filter(extraction=extraction).order_by("id")))
+
+
+def violations_labelled(violations: list) -> list:
+    """Violation rows with their rule's label for people (`.label`)."""
+    for v in violations:
         v.label = rule_label(v.code)
-    return out
+    return violations
 
 
 def field_value(*, extraction, path: str):

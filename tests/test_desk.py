@@ -250,11 +250,54 @@ def test_an_inline_edit_re_runs_the_rules_and_swaps_the_violations_out_of_band(c
     response = client.post(reverse("desk_edit", args=[acta.document.id]),
                            {"field": path, "value": acta.true_words, "version": acta.document.version}, **HTMX)
     html = response.content.decode()
-    assert html.lstrip().startswith('<div id="fields"') and f'data-focus="{path}"' in html
+    cell = f"f-rows-{acta.wrong_row}-votes-words"
+    assert response["HX-Retarget"] == f"#{cell}" and response["HX-Reswap"] == "outerHTML"
+    assert html.lstrip().startswith(f'<span class="cell" id="{cell}">')
     assert re.search(r'<div id="violations"[^>]*hx-swap-oob="true"', html) and "All rules pass" in html
     assert re.search(r'<section id="desk-status"[^>]*hx-swap-oob="true"', html)
     assert f'id="doc-version" name="version" value="{acta.document.version + 1}"' in html
     assert '<span class="tag info">corrected</span>' in html
+
+
+def cells_in(html: str) -> dict[str, bool]:
+    """The cells an htmx response carries: id -> whether it is swapped out of band."""
+    return {m[1]: bool(m[2]) for m in re.finditer(r'<span class="cell[^"]*" id="([^"]+)"( hx-swap-oob="true")?', html)}
+
+
+def test_an_edit_sends_back_its_cell_and_out_of_band_only_the_cells_whose_rules_changed(client_as, acta):
+    client = client_as("reviewer")
+    html = client.get(reverse("desk_document", args=[acta.document.id])).content.decode()
+    row = acta.wrong_row
+    assert re.search(rf'<span class="cell flagged[^"]*" id="f-rows-{row}-votes"', html)  # the twin is flagged
+    html = client.post(reverse("desk_edit", args=[acta.document.id]),
+                       {"field": f"rows[{row}].votes_words", "value": acta.true_words,
+                        "version": acta.document.version}, **HTMX).content.decode()
+    # the twin's rule is gone, so its flag goes too; no other cell changed, so none is sent
+    assert cells_in(html) == {f"f-rows-{row}-votes-words": False, f"f-rows-{row}-votes": True}
+    assert not re.search(rf'<span class="cell flagged[^"]*" id="f-rows-{row}-votes"', html)
+    # an edit that breaks the twin's rule again flags both cells, and still sends no other
+    html = client.post(reverse("desk_edit", args=[acta.document.id]),
+                       {"field": f"rows[{row}].votes_words", "value": "NUEVE NUEVE NUEVE",
+                        "version": acta.document.version + 1}, **HTMX).content.decode()
+    assert cells_in(html) == {f"f-rows-{row}-votes-words": False, f"f-rows-{row}-votes": True}
+    assert re.search(rf'<span class="cell flagged[^"]*" id="f-rows-{row}-votes" hx-swap-oob="true"', html)
+
+
+def test_an_edit_that_changes_the_panes_shape_sends_back_the_whole_pane(client_as, acta, users):
+    from reviewer.presenters.desk import cells_changed, desk_context
+
+    edited = review.field_edit(document_id=acta.document.id, user=users["reviewer"], path="rows[0].votes",
+                               raw_value="7", expected_version=acta.document.version)
+    ctx = desk_context(user=users["reviewer"], document=edited.document, current=edited.extraction,
+                       fields=edited.fields, stored=edited.stored)
+    same = cells_changed(document=edited.document, extraction=edited.extraction, answer_before=edited.answer_before,
+                         violations_before=edited.stored_before, groups=ctx["groups"], items=ctx["items"],
+                         can_edit=True, edited="rows[0].votes")
+    assert same is not None and "rows[0].votes" in same
+    fewer_rows = {**edited.answer_before, "rows": edited.answer_before["rows"][:-1]}
+    assert cells_changed(document=edited.document, extraction=edited.extraction, answer_before=fewer_rows,
+                         violations_before=edited.stored_before, groups=ctx["groups"], items=ctx["items"],
+                         can_edit=True, edited="rows[0].votes") is None
 
 
 def test_an_invalid_value_comes_back_in_the_form_with_the_reason(client_as, acta):

@@ -10,7 +10,7 @@ from django.db import connection
 from django.utils import timezone
 
 from extraction.models import Document, FieldValue, ReviewEvent, Violation
-from extraction.selectors import queue_documents_open
+from extraction.selectors import queue_documents_open, rule_label
 from extraction.services import review
 from tests.desk_data import flagged_acta
 
@@ -287,3 +287,49 @@ def test_blocks_of_another_document_or_a_stale_version_change_nothing(users):
         review.field_take_from_page(document_id=acta.document.id, user=users["reviewer"], path="acta_id",
                                     block_ids=[own.pk], expected_version=acta.document.version - 1)
     assert not FieldValue.objects.filter(extraction=acta.extraction, corrected=True).exists()
+
+
+def _stored_fields(extraction) -> dict:
+    from extraction.selectors import desk_fields
+
+    return desk_fields(extraction=extraction)
+
+
+@pytest.mark.parametrize("take", [False, True], ids=["typed", "taken from the page"])
+@pytest.mark.parametrize("row_missing", [False, True], ids=["stored field", "field without a stored row"])
+def test_the_fields_an_edit_returns_are_the_fields_as_stored(users, take, row_missing):
+    acta = flagged_acta(seed=95)
+    path = "rows[0].votes"
+    if row_missing:
+        FieldValue.objects.filter(extraction=acta.extraction, path=path).delete()
+    if take:
+        word = _blocks(acta, str(acta.counts[1]).zfill(4))[0]
+        result = review.field_take_from_page(document_id=acta.document.id, user=users["reviewer"], path=path,
+                                             block_ids=[word.pk], expected_version=acta.document.version)
+    else:
+        result = review.field_edit(document_id=acta.document.id, user=users["reviewer"], path=path,
+                                   raw_value="17", expected_version=acta.document.version)
+    assert result.fields == _stored_fields(acta.extraction)
+    assert result.fields[path].corrected and result.fields[path].value == (acta.counts[1] if take else 17)
+    if row_missing:
+        assert FieldValue.objects.get(extraction=acta.extraction, path=path).model_value == acta.counts[0]
+
+
+def test_rules_still_broken_the_same_way_keep_their_rows_and_the_desk_gets_the_rows_as_stored(users):
+    acta = flagged_acta(seed=96)
+    words = f"rows[{acta.wrong_row}].votes_words"
+    kept = Violation.objects.get(extraction=acta.extraction, code="row_digits_words_mismatch")
+    # an edit elsewhere that breaks nothing new leaves the mismatch as it was: same row, same id
+    result = review.field_edit(document_id=acta.document.id, user=users["reviewer"], path="acta_id",
+                               raw_value=acta.extraction.answer["acta_id"]["value"],
+                               expected_version=acta.document.version)
+    stored = list(Violation.objects.filter(extraction=acta.extraction))
+    assert [v.pk for v in stored] == [kept.pk]
+    assert [(v.pk, v.code, v.label) for v in result.stored] == [(kept.pk, kept.code, rule_label(kept.code))]
+    assert [v.pk for v in result.stored_before] == [kept.pk]
+    # fixing it removes the row; breaking it another way stores a new one, with its id
+    result = review.field_edit(document_id=acta.document.id, user=users["reviewer"], path=words,
+                               raw_value="NUEVE NUEVE NUEVE", expected_version=acta.document.version + 1)
+    stored = list(Violation.objects.filter(extraction=acta.extraction))
+    assert len(stored) == 1 and stored[0].pk != kept.pk and "NUEVE" in stored[0].message
+    assert [(v.pk, v.message) for v in result.stored] == [(stored[0].pk, stored[0].message)]

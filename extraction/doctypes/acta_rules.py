@@ -323,6 +323,23 @@ def _row_neighbours(block: OcrBlock | None, index: Any, ctx: RuleContext) -> lis
     return []
 
 
+def _proof_row_tokens(found: list, index: Any, ctx: RuleContext) -> list[str]:
+    """The words of the rows a field's resolved proofs stand in (the cited text and its row's neighbours),
+    folded; kept per context by the cited blocks, which alone decide them."""
+    memo: dict[tuple, list[str]] = ctx.cache.setdefault("acta_proof_row_tokens", {})
+    key = tuple((f.block_id, f.text) for f in found)
+    if key not in memo:
+        texts = []
+        for f in found:
+            block = index.by_id.get(f.block_id)
+            parent = index.by_id.get(block.parent or "") if block else None
+            use_parent = block is not None and block.type is BlockType.WORD and parent is not None
+            texts.append(parent.text if use_parent and parent else f.text)
+            texts += _row_neighbours(parent if use_parent else block, index, ctx)
+        memo[key] = re.findall(r"[A-Z0-9]+", fold(" ".join(texts)))
+    return memo[key]
+
+
 def row_proof_party(answer: dict[str, Any], ctx: RuleContext) -> list[Violation]:
     """A row's proof must not be another party's row: a line naming another party and not this one.
 
@@ -339,14 +356,7 @@ def row_proof_party(answer: dict[str, Any], ctx: RuleContext) -> list[Violation]
             node = row.get(key)
             if not isinstance(node, dict) or node.get("value") is None:
                 continue
-            texts = []
-            for found in resolve_field(node, ctx):
-                block = index.by_id.get(found.block_id)
-                parent = index.by_id.get(block.parent or "") if block else None
-                use_parent = block is not None and block.type is BlockType.WORD and parent is not None
-                texts.append(parent.text if use_parent and parent else found.text)
-                texts += _row_neighbours(parent if use_parent else block, index, ctx)
-            tokens = re.findall(r"[A-Z0-9]+", fold(" ".join(texts)))
+            tokens = _proof_row_tokens(resolve_field(node, ctx), index, ctx)
             if not tokens or _cites_party(tokens, own):
                 continue
             others = [p for p, pt in spans if pt != own and _cites_party(tokens, pt)]

@@ -8,7 +8,7 @@ no longer matches changes nothing and says so (no lost update). A claim is a loc
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from datetime import timedelta
 from typing import Any
 
@@ -17,12 +17,11 @@ from django.db import transaction
 from django.db.models import F, Q
 from django.utils import timezone
 
-from extraction.answers import get_field, get_value
+from extraction.answers import get_field, get_value, set_field
 from extraction.doctypes.base import EditRefused
 from extraction.doctypes.registry import get_doctype
 from extraction.models import Block, Document, Extraction, FieldValue, ReviewEvent, Violation
-from extraction.selectors import desk_fields
-from extraction.services.extract import violations_save
+from extraction.selectors import DeskField, desk_fields, desk_violations, violations_labelled
 from extraction.services.rule_context import document_rule_context
 from extraction.services.transitions import document_review_transition, document_transition
 from extraction.states import ReviewStatus, Status
@@ -70,7 +69,12 @@ class EditResult:
     # them without reading them again.
     document: Document | None = None
     extraction: Extraction | None = None
-    fields: dict[str, FieldValue] | None = None  # the FieldValues by path
+    fields: dict[str, DeskField] | None = None  # the fields by path
+    stored: list[Violation] | None = None  # the Violation rows saved, labelled (ids for the desk's links)
+    # As the reviewer's page showed them (the guarded update proved nobody wrote in between): the desk sends
+    # back only the cells whose rules or values changed.
+    answer_before: dict | None = None
+    stored_before: list[Violation] | None = None
 
 
 def claim_ttl() -> timedelta:
@@ -200,7 +204,7 @@ def _parse_value(*, doctype, answer: dict, path: str, raw: str | None) -> tuple[
 
 
 def _revalidate(*, document: Document, extraction: Extraction, answer: dict, ctx: RuleContext | None = None,
-                fields: dict[str, FieldValue] | None = None) -> list[RuleViolation]:
+                fields: dict[str, DeskField] | None = None) -> list[RuleViolation]:
     """Run the type's rules on the answer (no judge on edits). Grounding is waived on fields a reviewer
     typed in; a value taken from the page cites the blocks the reviewer picked, and those are checked.
     `fields`: the extraction's FieldValues by path as stored now, when the caller has read them."""
@@ -217,7 +221,7 @@ def _held_for_edit(*, document_id: int, user, expected_version: int) -> tuple[Do
     """Inside an edit's transaction: the guarded update first (it locks the row, so the answer read next is
     the one the edit replaces), then the document, its current extraction and its type."""
     _hold(document_id=document_id, user=user, expected_version=expected_version, bump=True)
-    extraction = Extraction.objects.select_related("document__batch", "document__claimed_by").current_for(document_id)
+    extraction = Extraction.objects.select_related("document__batch").current_for(document_id)
     if extraction is None or not extraction.answer:
         raise NotEditable("This document has no extracted answer to correct.")
     document = extraction.document
@@ -233,24 +237,75 @@ def field_edit(*, document_id: int, user, path: str, raw_value: str | None, expe
         before = get_value(extraction.answer, path)
         answer, value = _parse_value(doctype=doctype, answer=extraction.answer, path=path, raw=raw_value)
         Extraction.objects.filter(pk=extraction.pk).update(answer=answer)
-        updated = FieldValue.objects.filter(extraction=extraction, path=path).update(value=value, corrected=True)
-        if not updated:
-            FieldValue.objects.create(extraction=extraction, path=path, value=value, model_value=before, corrected=True,
-                                      position=FieldValue.objects.filter(extraction=extraction).count())
-        fields = desk_fields(extraction=extraction)
+        fields = _field_save(extraction=extraction, fields=desk_fields(extraction=extraction), path=path,
+                             value=value, before=before)
         violations = _revalidate(document=document, extraction=extraction, answer=answer, fields=fields)
-        violations_save(extraction=extraction, violations=violations)
+        stored_before, stored = _violations_replace(extraction=extraction, violations=violations)
         ReviewEvent.objects.create(document_id=document_id, user=user, kind=ReviewEvent.Kind.EDIT, field=path,
                                    before=before, after=value)
-    return _edited(document, extraction, answer, value=value, violations=violations, fields=fields)
+    return _edited(document, extraction, answer, value=value, violations=violations, fields=fields,
+                   stored=stored, stored_before=stored_before)
+
+
+def _field_save(*, extraction: Extraction, fields: dict[str, DeskField], path: str, value: Any, before: Any,
+                proofs: list | None = None, confidence: float | None = None) -> dict[str, DeskField]:
+    """Store a reviewer's value (and, with `proofs`, its new proof and that proof's OCR confidence) for the
+    field at `path`; the fields as they now are, from `fields` as they were (no second read)."""
+    changes: dict[str, Any] = {"value": value, "corrected": True}
+    if proofs is not None:
+        changes.update(proofs=proofs, confidence=confidence)
+    old = fields.get(path)
+    if old is None:  # a value the run stored no row for
+        FieldValue.objects.create(extraction=extraction, path=path, model_value=before, position=len(fields),
+                                  **changes)
+        new = DeskField(path=path, value=value, model_value=before, proofs=proofs or [], confidence=confidence,
+                        corrected=True, field_confidence=None)
+    else:
+        FieldValue.objects.filter(extraction=extraction, path=path).update(**changes)
+        new = replace(old, **changes)
+    return {**fields, path: new}
+
+
+def _violations_replace(*, extraction: Extraction, violations: list[RuleViolation]
+                        ) -> tuple[list[Violation], list[Violation]]:
+    """Save the edit's verdict: rows of rules still broken the same way stay (with their ids, so the desk's
+    links to them hold), the others go and the new ones come. The rows before and after, labelled."""
+    before = desk_violations(extraction=extraction)
+    kept, gone = [], []
+    wanted = [_row_of(v) for v in violations]
+    for row in before:
+        if _same_as(row) in wanted:
+            wanted.remove(_same_as(row))
+            kept.append(row)
+        else:
+            gone.append(row.pk)
+    if gone:
+        Violation.objects.filter(pk__in=gone).delete()
+    added = Violation.objects.bulk_create([Violation(extraction=extraction, code=code, message=message,
+                                                     fields=list(fields), expected=expected, found=found)
+                                           for code, message, fields, expected, found in wanted])
+    if any(v.pk is None for v in added):  # a database that does not return the new ids: read them
+        return before, desk_violations(extraction=extraction)
+    return before, kept + violations_labelled(added)
+
+
+def _row_of(v: RuleViolation) -> tuple:
+    return (v.code, v.message, tuple(v.fields), v.expected, v.found)
+
+
+def _same_as(row: Violation) -> tuple:
+    return (row.code, row.message, tuple(row.fields or ()), row.expected, row.found)
 
 
 def _edited(document: Document, extraction: Extraction, answer: dict, *, value: Any,
-            violations: list[RuleViolation], fields: dict[str, FieldValue]) -> EditResult:
+            violations: list[RuleViolation], fields: dict[str, DeskField], stored: list[Violation],
+            stored_before: list[Violation]) -> EditResult:
     """What the edit left: `document` was read after its guarded update, so its version is the new one."""
+    answer_before = extraction.answer
     extraction.answer = answer
     return EditResult(version=document.version, value=value, violations=violations, document=document,
-                      extraction=extraction, fields=fields)
+                      extraction=extraction, fields=fields, stored=stored, answer_before=answer_before,
+                      stored_before=stored_before)
 
 
 def _proof_ref(block: Block, *, line_ids: dict[str, int], table_ids: dict[str, int]) -> dict:
@@ -305,8 +360,8 @@ def field_take_from_page(*, document_id: int, user, path: str, block_ids: list[i
         if not blocks:
             raise InvalidValue("Those blocks are not on this document's pages.")
         text = _picked_text(blocks)
-        if proof_only:
-            answer, value = extraction.answer, before
+        if proof_only:  # a copy along the path: the proof set below must not change the answer read
+            answer, value = set_field(extraction.answer, path, before), before
         else:
             answer, value = _parse_value(doctype=doctype, answer=extraction.answer, path=path, raw=text)
         ctx = document_rule_context(document=document, extraction=extraction, doctype_name=doctype.name)
@@ -319,24 +374,19 @@ def field_take_from_page(*, document_id: int, user, path: str, block_ids: list[i
             target["proof"] = refs
         proofs = [_proof_dict(b, b.page.number) for b in blocks]
         confidences = [b.confidence for b in blocks if b.confidence is not None]
-        fv = FieldValue.objects.filter(extraction=extraction, path=path).first()
-        proof_before = list(fv.proofs or []) if fv else []
-        Extraction.objects.filter(pk=extraction.pk).update(answer=answer)
-        if fv is None:
-            FieldValue.objects.create(extraction=extraction, path=path, value=value, model_value=before, corrected=True,
-                                      proofs=proofs, confidence=min(confidences) if confidences else None,
-                                      position=FieldValue.objects.filter(extraction=extraction).count())
-        else:
-            FieldValue.objects.filter(pk=fv.pk).update(value=value, proofs=proofs, corrected=True,
-                                                       confidence=min(confidences) if confidences else None)
         fields = desk_fields(extraction=extraction)
+        proof_before = list(fields[path].proofs or []) if path in fields else []
+        Extraction.objects.filter(pk=extraction.pk).update(answer=answer)
+        fields = _field_save(extraction=extraction, fields=fields, path=path, value=value, before=before,
+                             proofs=proofs, confidence=min(confidences) if confidences else None)
         violations = _revalidate(document=document, extraction=extraction, answer=answer, ctx=ctx, fields=fields)
-        violations_save(extraction=extraction, violations=violations)
+        stored_before, stored = _violations_replace(extraction=extraction, violations=violations)
         ReviewEvent.objects.create(
             document_id=document_id, user=user, kind=ReviewEvent.Kind.PROOF if proof_only else ReviewEvent.Kind.EDIT,
             field=path, before=before, after=value, proof_before=[_brief(p) for p in proof_before],
             proof_after=[_brief(p) for p in proofs], note="" if proof_only else f"taken from the page: {text[:200]}")
-    return _edited(document, extraction, answer, value=value, violations=violations, fields=fields)
+    return _edited(document, extraction, answer, value=value, violations=violations, fields=fields,
+                   stored=stored, stored_before=stored_before)
 
 
 def _brief(proof: dict) -> dict:

@@ -21,7 +21,7 @@ from collections import OrderedDict
 from dataclasses import dataclass
 from typing import Any
 
-from django.db.models import Count, Max, Min
+from django.db import connections, router
 
 from extraction.models import Block, Document, Extraction
 from extraction.prompt import render_prompt
@@ -45,9 +45,16 @@ _kept: OrderedDict[int, _Kept] = OrderedDict()
 _lock = threading.Lock()
 
 
+# Every edit asks this; written out, it costs a fifth of what the ORM spends building the same aggregate.
+_BLOCKS_SEEN = (f"SELECT COUNT(*), MIN({Block._meta.pk.column}), MAX({Block._meta.pk.column}) "
+                f"FROM {Block._meta.db_table} WHERE {Block._meta.get_field('document').column} = %s")
+
+
 def _key(*, document: Document, extraction: Extraction, doctype_name: str) -> tuple:
-    blocks = Block.objects.filter(document_id=document.pk).aggregate(n=Count("id"), first=Min("id"), last=Max("id"))
-    return (document.created_at, extraction.pk, doctype_name, blocks["n"], blocks["first"], blocks["last"])
+    with connections[router.db_for_read(Block)].cursor() as cursor:
+        cursor.execute(_BLOCKS_SEEN, [document.pk])
+        n, first, last = cursor.fetchone()
+    return (document.created_at, extraction.pk, doctype_name, n, first, last)
 
 
 def document_rule_context(*, document: Document, extraction: Extraction, doctype_name: str) -> RuleContext:

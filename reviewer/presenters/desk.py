@@ -11,6 +11,7 @@ import json
 import re
 from collections import Counter, defaultdict
 from html import escape
+from urllib.parse import quote
 from typing import Any
 
 from django.conf import settings
@@ -77,12 +78,16 @@ def desk_context(*, user, document: Document, field: str | None = None, violatio
                  page: int | None = None, with_page: bool = False, editing: str | None = None,
                  edit_error: str | None = None, edit_raw: str | None = None, focus: str | None = None,
                  decision_error: str | None = None, note: str = "", show_note: bool = False,
-                 current: Extraction | None = None, fields: dict | None = None) -> dict[str, Any]:
-    """Everything the desk shows; the page pane (its pages and blocks) only for the whole page. `current`
-    and `fields`: the document's current extraction and its FieldValues by path, when the caller holds them
-    as stored (an edit just saved them)."""
+                 current: Extraction | None = None, fields: dict | None = None,
+                 stored: list | None = None) -> dict[str, Any]:
+    """Everything the desk shows; the page pane (its pages and blocks) only for the whole page. `current`,
+    `fields` and `stored`: the document's current extraction, its FieldValues by path and its Violation rows
+    (labelled), when the caller holds them as stored (an edit just saved them)."""
     extraction = current if current is not None else Extraction.objects.current_for(document)
-    violations = selectors.desk_violations(extraction=extraction) if extraction else []
+    if current is not None and stored is not None:
+        violations = stored
+    else:
+        violations = selectors.desk_violations(extraction=extraction) if extraction else []
     perms = desk_permissions(user=user, document=document)
     groups, labels, items = field_items(document, extraction, violations, can_edit=perms["can_edit"],
                                         fields=fields if current is not None else None)
@@ -91,12 +96,12 @@ def desk_context(*, user, document: Document, field: str | None = None, violatio
     stage = stage_context(pages=selectors.document_pages(document=document), chosen=chosen,
                           page_number=page) if with_page else {}
     return {
-        "document": document, "extraction": extraction, "violations": violations, "groups": groups,
+        "document": document, "extraction": extraction, "violations": violations, "groups": groups, "items": items,
         "triage": triage(violations, labels, items), "least_sure": least_sure(items), "labels": labels,
         **perms, **stage,
         "selected_field": items.get(selected_path) if selected_path else None, "selected_path": selected_path,
         "selected_violation": selected_violation,
-        "pill_class": pill_class, "pill_text": pill_text, "desk_url": reverse("desk_document", args=[document.id]),
+        "pill_class": pill_class, "pill_text": pill_text, **_urls(document),
         "poll_seconds": settings.DESK_POLL_SECONDS,
         "editing": editing, "edit_error": edit_error, "edit_raw": edit_raw,
         "focus_path": focus or field, "decision_error": decision_error, "note": note, "show_note": show_note,
@@ -111,8 +116,39 @@ def field_context(*, user, document: Document, path: str) -> dict[str, Any]:
     violations = selectors.desk_violations(extraction=extraction) if extraction else []
     perms = desk_permissions(user=user, document=document)
     _, _, items = field_items(document, extraction, violations, can_edit=perms["can_edit"], only=path)
-    return {"document": document, "item": items.get(path), **perms,
-            "desk_url": reverse("desk_document", args=[document.id])}
+    return {"document": document, "item": items.get(path), **perms, **_urls(document)}
+
+
+def _urls(document: Document) -> dict[str, str]:
+    """The desk's own addresses, reversed once for every cell that links to them."""
+    return {"desk_url": reverse("desk_document", args=[document.id]),
+            "edit_url": reverse("desk_edit", args=[document.id])}
+
+
+def cells_changed(*, document: Document, extraction: Extraction, answer_before: dict, violations_before: list,
+                  groups: list[dict], items: dict[str, dict], can_edit: bool, edited: str) -> list[str] | None:
+    """The paths whose cells an edit changed: the edited field, and every field whose value, rules or notes
+    now read otherwise, found by building each cell as the page showed it and as it is now. None when the
+    pane itself changed shape (a row label, a column or a field came or went): then the whole pane goes back.
+
+    Fields other than the edited one keep their FieldValues, so `items`' own FieldValues serve for both."""
+    fields = {path: item["fv"] for path, item in items.items() if item["fv"] is not None}
+    groups_before, _, items_before = field_items(document, extraction, violations_before, can_edit=can_edit,
+                                                 fields=fields, answer=answer_before)
+    if edited not in items or _shape(groups_before) != _shape(groups):
+        return None
+    return [path for path, item in items.items()
+            if path == edited or path not in items_before or _shown(item) != _shown(items_before[path])]
+
+
+def _shape(groups: list[dict]) -> list:
+    return [(g["name"], g["is_table"], list(g["columns"]), [f["path"] for f in g["fields"]],
+             [(row["label"], [f["path"] for f in row["cells"]]) for row in g["rows"]]) for g in groups]
+
+
+def _shown(item: dict) -> dict:
+    """What a cell shows of its item (the rules through their labels and notes; not the row objects)."""
+    return {k: v for k, v in item.items() if k not in ("fv", "rules")}
 
 
 def find_item(groups: list[dict], path: str) -> dict | None:
@@ -202,17 +238,19 @@ def _notes(fv, label: str, value: Any, ungrounded: list, can_edit: bool) -> list
 
 
 def field_items(document: Document, extraction: Extraction | None, violations: list, *, can_edit: bool,
-                fields: dict | None = None, only: str | None = None
+                fields: dict | None = None, only: str | None = None, answer: dict | None = None
                 ) -> tuple[list[dict], dict[str, str], dict[str, dict]]:
     """The schema's groups with each field's value, rules, proofs and notes; the labels; the items by path.
-    With `only`, just that field's item (one FieldValue read): an edit form needs no more."""
-    if extraction is None or not extraction.answer:
+    With `only`, just that field's item (one FieldValue read): an edit form needs no more. `answer`: another
+    answer than the extraction's (the one an edit replaced)."""
+    answer = answer if answer is not None else (extraction.answer if extraction is not None else None)
+    if extraction is None or not answer:
         return [], {}, {}
     try:
         doctype = get_doctype(extraction.doctype or document.batch.doctype)
     except UnknownDocumentType:
         return [], {}, {}
-    groups_raw = doctype.field_groups(extraction.answer)
+    groups_raw = doctype.field_groups(answer)
     labels = field_labels(groups_raw)
     if only is not None:
         fv = selectors.field_value(extraction=extraction, path=only)
@@ -226,12 +264,13 @@ def field_items(document: Document, extraction: Extraction | None, violations: l
         holders = field_and_holders(fi.path)
         rules = [v for v, names in named if not holders.isdisjoint(names)]
         label = labels.get(fi.path, fi.label)
+        rule_labels = sorted({v.label for v in rules})
         ungrounded = [v for v in rules if v.code == "value_grounded" and fi.path in (v.fields or [])]
         proofs = fv.proofs if fv else []
         notes = _notes(fv, label, fi.value, ungrounded, can_edit)
         out = {
-            "path": fi.path, "id": fid(fi.path), "label": label, "short": fi.label, "value": fi.value, "fv": fv,
-            "rules": rules, "rule_labels": sorted({v.label for v in rules}),
+            "path": fi.path, "id": fid(fi.path), "q": quote(fi.path, safe=""), "label": label, "short": fi.label,
+            "value": fi.value, "fv": fv, "rules": rules, "rule_labels": rule_labels, "rules_text": "; ".join(rule_labels),
             "confidence": round(fv.confidence * 100) if fv and fv.confidence is not None else None,
             # how far the value can be trusted (extraction/confidence.py); marked when under the desk's bar
             "trust": trust_percent(fv), "trust_low": bool(fv and fv.field_confidence is not None

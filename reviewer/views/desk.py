@@ -27,6 +27,7 @@ from reviewer.access import (
     role_required,
 )
 from reviewer.presenters.desk import (
+    cells_changed,
     chosen_field,
     desk_context,
     fid,
@@ -64,7 +65,8 @@ def _fields_response(request: HttpRequest, document: Document, *, field: str | N
         document = edited.document
     ctx = desk_context(user=request.user, document=document, field=field, focus=focus,
                        current=edited.extraction if edited is not None else None,
-                       fields=edited.fields if edited is not None else None)
+                       fields=edited.fields if edited is not None else None,
+                       stored=edited.stored if edited is not None else None)
     oob = {**ctx, "oob": True, "notice": notice}
     parts = [render_to_string("desk/document.html#fields", ctx, request=request),
              render_to_string("desk/document.html#violations", oob, request=request),
@@ -72,6 +74,27 @@ def _fields_response(request: HttpRequest, document: Document, *, field: str | N
     response = HttpResponse("".join(parts))
     # Whatever element asked (a cell's pencil, the edit form, the page), the fields pane is what comes back.
     response["HX-Retarget"] = "#fields"
+    response["HX-Reswap"] = "outerHTML"
+    return response
+
+
+def _edited_response(request: HttpRequest, edited: review.EditResult, *, path: str) -> HttpResponse:
+    """After an edit: the edited cell, out of band every other cell whose value, rules or notes changed, the
+    triage and the status bar; the whole fields pane when the pane changed shape. A desk of a hundred fields
+    re-renders the few an edit touched, not all of them."""
+    document = edited.document
+    ctx = desk_context(user=request.user, document=document, field=path, focus=path, current=edited.extraction,
+                       fields=edited.fields, stored=edited.stored)
+    changed = cells_changed(document=document, extraction=edited.extraction, answer_before=edited.answer_before,
+                            violations_before=edited.stored_before, groups=ctx["groups"], items=ctx["items"],
+                            can_edit=ctx["can_edit"], edited=path)
+    if changed is None:
+        return _fields_response(request, document, field=path, focus=path, edited=edited)
+    items = ctx["items"]
+    response = render(request, "desk/document.html#edited", {
+        **ctx, "oob": True, "notice": "", "edited_item": items[path],
+        "changed_items": [items[other] for other in changed if other != path]})
+    response["HX-Retarget"] = f"#{fid(path)}"
     response["HX-Reswap"] = "outerHTML"
     return response
 
@@ -146,7 +169,7 @@ def field_edit(request: HttpRequest, document_id: int) -> HttpResponse:
         return _edit_failed(request, document_id, path, err, raw=raw, version=version)
     if not request.htmx:
         return redirect(f"{desk_url}?{urlencode({'field': path})}")
-    return _fields_response(request, document, field=path, focus=path, edited=edited)
+    return _edited_response(request, edited, path=path)
 
 
 def _edit_failed(request: HttpRequest, document_id: int, path: str, err: review.ReviewError, *, raw: str = "",
@@ -190,7 +213,7 @@ def field_take(request: HttpRequest, document_id: int) -> HttpResponse:
                                 notice=str(err))
     if not request.htmx:
         return redirect(f"{reverse('desk_document', args=[document.id])}?{urlencode({'field': path})}")
-    return _fields_response(request, document, field=path, focus=path, edited=edited)
+    return _edited_response(request, edited, path=path)
 
 
 def _decision_failed(request: HttpRequest, document_id: int, err: review.ReviewError, *, note: str = ""

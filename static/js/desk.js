@@ -410,6 +410,11 @@
     }
     document.addEventListener("click", onClick);
     document.addEventListener("htmx:afterSettle", afterSettle);
+    // a saved edit comes back as the field's cell (and the cells it changed): focus returns to that field
+    document.addEventListener("htmx:beforeRequest", function (ev) {
+      var form = ev.detail && ev.detail.elt;
+      if (form && form.matches && form.matches(".edit-form")) { pendingFocus = form.getAttribute("data-path"); }
+    });
     var dialog = $("#shortcuts");
     if (dialog) { dialog.addEventListener("close", function () { if (lastFocus) { lastFocus.focus(); } }); }
     $all("input[name=pick-mode]").forEach(function (i) { i.addEventListener("change", function () { select(selection); }); });
