@@ -226,9 +226,10 @@ def main() -> None:
     acta = big_document()
     n_blocks = Block.objects.filter(document=acta.document).count()
     n_pages = acta.document.pages.count()
-    browser = bench_browser(acta)
+    # The server's timings first: a browser and its driver left behind would share the two cores with them.
     htmx = bench_htmx(client, acta)
     queue = bench_queue(client)
+    browser = bench_browser(acta)
 
     engine = connection.vendor
     print(f"Review desk speed ({engine}; document of {n_pages} pages and {n_blocks} blocks; "
