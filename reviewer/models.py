@@ -78,6 +78,59 @@ class AuditItem(models.Model):
         return f"Audit item {self.pk}: document {self.document_id} {self.verdict}"
 
 
+class FieldAuditSample(models.Model):
+    """One field-level draw: up to `per_stratum` fields of each field kind ('rows[].votes', 'acta_id') from the
+    batch's passed documents, chosen by `seed`, so that every kind gets its own estimate of how often its
+    values are wrong. `population` is {kind: fields the draw chose from}: the estimate scales to it."""
+
+    batch = models.ForeignKey("extraction.Batch", on_delete=models.CASCADE, related_name="field_audit_samples")
+    seed = models.BigIntegerField()
+    per_stratum = models.PositiveIntegerField()
+    population = models.JSONField(default=dict)
+    size = models.PositiveIntegerField()
+    created_by = models.ForeignKey(conf.AUTH_USER_MODEL, null=True, on_delete=models.SET_NULL, related_name="+")
+    created_at = models.DateTimeField(auto_now_add=True)
+
+    class Meta:
+        ordering = ["-created_at", "-id"]
+
+    def __str__(self) -> str:
+        return f"Field sample {self.pk} of {self.batch_id} ({self.per_stratum} a kind, seed {self.seed})"
+
+
+class FieldAuditItem(models.Model):
+    """One sampled field of one extraction, judged right or wrong by a supervisor."""
+
+    class Verdict(models.TextChoices):
+        PENDING = "pending"
+        RIGHT = "right"
+        WRONG = "wrong"
+
+    sample = models.ForeignKey(FieldAuditSample, on_delete=models.CASCADE, related_name="items")
+    document = models.ForeignKey("extraction.Document", on_delete=models.CASCADE, related_name="+")
+    extraction = models.ForeignKey("extraction.Extraction", on_delete=models.CASCADE, related_name="+")
+    path = models.CharField(max_length=200)
+    kind = models.CharField(max_length=200)  # the stratum: the path without its row numbers
+    position = models.PositiveIntegerField(default=0)
+    verdict = models.CharField(max_length=10, choices=Verdict.choices, default=Verdict.PENDING)
+    note = models.TextField(blank=True)
+    rules = models.JSONField(default=list, blank=True)  # rule codes that fired on the field during the loop
+    decided_by = models.ForeignKey(conf.AUTH_USER_MODEL, null=True, blank=True, on_delete=models.SET_NULL,
+                                   related_name="+")
+    decided_at = models.DateTimeField(null=True, blank=True)
+
+    class Meta:
+        ordering = ["sample", "position", "id"]
+        constraints = [
+            models.UniqueConstraint(fields=["sample", "extraction", "path"], name="fieldaudititem_unique_field"),
+            models.CheckConstraint(condition=~models.Q(verdict="wrong", note=""),
+                                   name="fieldaudititem_wrong_has_note"),
+        ]
+
+    def __str__(self) -> str:
+        return f"Field audit item {self.pk}: {self.path} of document {self.document_id} {self.verdict}"
+
+
 class BatchDeletion(models.Model):
     """What an admin deleted, kept after the batch and its files are gone."""
 

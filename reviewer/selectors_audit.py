@@ -6,10 +6,11 @@ from collections import Counter
 from typing import Any
 
 from extraction import stats
+from extraction.calibration import sample_size_for_width, wilson
 from extraction.models import Batch, Document
 from extraction.selectors_dashboard import field_family, rule_label
 from extraction.states import Status
-from reviewer.models import AuditItem
+from reviewer.models import AuditItem, FieldAuditItem
 
 NO_RULE = "(no rule fired on these fields)"  # a disagreement on fields no rule looked at
 
@@ -55,3 +56,31 @@ def audit_summary(*, batch: Batch) -> dict[str, Any]:
         "by_rule": [(c, rule_label(c) if not c.startswith("(") else c, n)
                     for c, n in sorted(by_rule.items(), key=lambda kv: (-kv[1], kv[0]))],
     }
+
+
+def field_audit_strata(*, sample, width: float = 0.1) -> list[dict[str, Any]]:
+    """Per field kind of a field sample: the fields it was drawn from, drawn, judged and wrong; the wrong rate
+    with its Wilson 95 % interval; how many more judged fields make that interval at most `width` wide; and
+    the estimated wrong fields among the kind's passed fields (the rate and its interval times the population).
+    Sampling is per kind, so each kind's interval holds on its own."""
+    counts: dict[str, Counter] = {kind: Counter() for kind in sample.population}
+    rules: dict[str, Counter] = {kind: Counter() for kind in sample.population}
+    for kind, verdict, codes in sample.items.values_list("kind", "verdict", "rules"):
+        counts.setdefault(kind, Counter())[verdict] += 1
+        for code in codes or []:
+            rules.setdefault(kind, Counter())[code] += 1
+    out = []
+    for kind in sorted(counts):
+        c = counts[kind]
+        wrong, right = c[FieldAuditItem.Verdict.WRONG], c[FieldAuditItem.Verdict.RIGHT]
+        judged, population = wrong + right, int(sample.population.get(kind, 0))
+        low, high = wilson(wrong, judged)
+        out.append({
+            "kind": kind, "population": population, "drawn": sum(c.values()), "judged": judged, "wrong": wrong,
+            "rate": wrong / judged if judged else None, "low": low, "high": high,
+            "more": sample_size_for_width(wrong, judged, width=width) if judged else None,
+            "wrong_estimate": (round(wrong / judged * population), round(low * population),
+                               round(high * population)) if judged else None,
+            "rules": [(code, rule_label(code), n) for code, n in rules.get(kind, Counter()).most_common()],
+        })
+    return out

@@ -2,7 +2,7 @@
 
 from django.urls import path
 
-from reviewer.views import audit, dashboard, export, rerun
+from reviewer.views import audit, dashboard, export, field_audit, rerun
 
 urlpatterns: list = [
     path("audit/batches/<int:batch_id>/", audit.audit_batch, name="audit_batch"),
@@ -11,6 +11,12 @@ urlpatterns: list = [
     path("audit/samples/<int:sample_id>/items/<int:item_id>/", audit.audit_item, name="audit_item"),
     path("audit/samples/<int:sample_id>/items/<int:item_id>/decide/", audit.audit_item_decide,
          name="audit_item_decide"),
+    path("audit/batches/<int:batch_id>/field-samples/new/", field_audit.field_sample_create,
+         name="field_sample_create"),
+    path("audit/field-samples/<int:sample_id>/", field_audit.field_sample, name="field_sample"),
+    path("audit/field-samples/<int:sample_id>/fields/<int:item_id>/", field_audit.field_item, name="field_item"),
+    path("audit/field-samples/<int:sample_id>/fields/<int:item_id>/decide/", field_audit.field_item_decide,
+         name="field_item_decide"),
     path("batches/<int:batch_id>/dashboard/", dashboard.batch_dashboard_view, name="batch_dashboard"),
     path("batches/<int:batch_id>/rerun/", rerun.batch_rerun, name="batch_rerun"),
     path("batches/<int:batch_id>/export/values.csv", export.values_csv, name="batch_export_values_csv"),

@@ -116,11 +116,20 @@ def test_a_supervisor_chooses_and_clears_the_threshold(client_as):
 
 
 def test_a_refit_from_the_page_is_shown_old_against_new_and_stored_only_when_confirmed(client_as):
+    from reviewer.services.confidence import _held_back
+
     batch = make_batch()
-    for k in range(20):  # 20 wrong fields: enough of both outcomes outside the held-back documents
-        doc = make_doc(batch, status="flagged", review_status="corrected" if k % 2 else "verified")
+    # Which documents are held back follows their ids, which the tests run before decide: make documents
+    # until 10 corrected ones (20 wrong fields) are outside the held-back share, and one of each kind in it.
+    seen = {(False, True): 0, (False, False): 0, (True, True): 0, (True, False): 0}
+    k = 0
+    while min(seen[False, True], seen[False, False]) < 10 or min(seen[True, True], seen[True, False]) < 1:
+        corrected = bool(k % 2)
+        doc = make_doc(batch, status="flagged", review_status="corrected" if corrected else "verified")
         _scored(doc, low={"rows[1].votes": 0.3, "rows[2].votes": 0.5},
-                wrong=("rows[1].votes", "rows[2].votes") if k % 2 else ())
+                wrong=("rows[1].votes", "rows[2].votes") if corrected else ())
+        seen[_held_back(doc.id), corrected] += 1
+        k += 1
     client = client_as("supervisor")
     html = client.post(reverse("confidence_refit", args=["acta"])).content.decode()
     assert "data-refit" in html and "in use, v0" in html and "refit, v1" in html

@@ -7,7 +7,8 @@ from django.test import Client
 from django.urls import reverse
 
 from extraction.acta.generate import generate_acta
-from extraction.models import Document
+from extraction.answers import set_field
+from extraction.models import Document, Extraction, FieldValue
 from extraction.services.ingest import IncomingFile, batch_create_from_files
 from extraction.services.pipeline import document_process
 from tests.url_matrix import ALLOWED, HOSTILE, POST_ONLY, PUBLIC, ROLES, A, R, S, url_for, url_names
@@ -65,7 +66,8 @@ def test_every_post_needs_a_csrf_token(world, users):
 
 
 PAGES = ["batch_list", "batch_detail", "queue", "desk_document", "desk_proof", "desk_history", "audit_home",
-         "audit_batch", "audit_sample", "audit_item", "batch_dashboard", "batch_rerun", "desk_presence"]
+         "audit_batch", "audit_sample", "audit_item", "batch_dashboard", "batch_rerun", "desk_presence",
+         "field_sample", "field_item"]
 
 
 @pytest.mark.parametrize("name", PAGES)
@@ -76,8 +78,13 @@ def test_text_from_documents_and_models_renders_inert(world, users, name):
     url = url_for(name, params, world)
     if name == "desk_proof":
         url += "?field=acta_id"
-    if name in ("audit_item",):
-        Document.objects.filter(pk=world["item"].document_id).update(filename=f"{HOSTILE}.pdf")
+    if name in ("audit_item", "field_item", "field_sample"):
+        for item in (world["item"], world["field_item"]):
+            Document.objects.filter(pk=item.document_id).update(filename=f"{HOSTILE}.pdf")
+        field = world["field_item"]  # the sampled field's value, as the model might have read it
+        Extraction.objects.filter(pk=field.extraction_id).update(
+            answer=set_field(Extraction.objects.get(pk=field.extraction_id).answer, field.path, HOSTILE))
+        FieldValue.objects.filter(extraction_id=field.extraction_id, path=field.path).update(value=HOSTILE)
     response = client.get(url, headers={"HX-Request": "true"} if name == "desk_proof" else {})
     assert response.status_code == 200, (name, response.status_code)
     body = response.content.decode()

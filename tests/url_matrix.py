@@ -11,6 +11,7 @@ from extraction.services.ingest import IncomingFile, batch_create_from_files
 from extraction.services.pipeline import document_process
 from extraction.states import Status
 from reviewer.services.audit import audit_sample_draw, sample_request
+from reviewer.services.field_audit import field_audit_draw
 
 A, R, S = "admin", "reviewer", "supervisor"
 ROLES = ("anonymous", "outsider", A, R, S)
@@ -30,11 +31,12 @@ ALLOWED = {
     "desk_take": {A, R}, "desk_presence": {A, R, S},
     "user_list": {A}, "user_new": {A}, "user_edit": {A}, "user_password": {A},
     "confidence_page": {A, S}, "confidence_threshold": {A, S}, "confidence_refit": {A, S},
+    "field_sample_create": {A, S}, "field_sample": {A, S}, "field_item": {A, S}, "field_item_decide": {A, S},
 }
 PUBLIC = {"login", "logout"}
 POST_ONLY = {"document_retry", "document_textract", "queue_next", "desk_verify", "desk_reject", "desk_claim",
              "desk_release", "desk_send_back", "audit_sample_create", "audit_item_decide", "desk_take",
-             "confidence_threshold", "confidence_refit"}
+             "confidence_threshold", "confidence_refit", "field_sample_create", "field_item_decide"}
 HOSTILE = '<script>alert("x")</script><img src=x onerror=alert(1)>'
 
 
@@ -73,12 +75,16 @@ def world(db, users, tmp_path):
     Extraction.objects.filter(pk=extraction.pk).update(answer=answer)
     Violation.objects.filter(extraction=extraction).update(message=HOSTILE)
     sample = audit_sample_draw(batch=batch, user=users[S], request=sample_request(count=1, seed=1))
-    return {"batch": batch, "passed": passed, "flagged": flagged, "sample": sample, "item": sample.items.first()}
+    fields = field_audit_draw(batch=batch, user=users[S], per_stratum=1, seed=1)
+    return {"batch": batch, "passed": passed, "flagged": flagged, "sample": sample, "item": sample.items.first(),
+            "field_sample": fields, "field_item": fields.items.first()}
 
 
 def url_for(name: str, params: list[str], world) -> str:
     """The URL of `name` with its parameters pointing into `world`."""
+    fields = name.startswith("field_")  # a field sample's URLs point at the field sample and its fields
     values = {"batch_id": world["batch"].id, "document_id": world["flagged"].id, "number": 1,
-              "sample_id": world["sample"].id, "item_id": world["item"].id, "user_id": world["batch"].created_by_id,
+              "sample_id": world["field_sample" if fields else "sample"].id,
+              "item_id": world["field_item" if fields else "item"].id, "user_id": world["batch"].created_by_id,
               "doctype": "acta"}
     return reverse(name, kwargs={p: values[p] for p in params})

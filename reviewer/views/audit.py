@@ -16,7 +16,7 @@ from extraction.doctypes.base import FieldLabels
 from extraction.models import Extraction, Round
 from extraction.states import Status
 from reviewer.access import role_required
-from reviewer.models import AuditItem, AuditSample
+from reviewer.models import AuditItem, AuditSample, FieldAuditItem
 from reviewer.presenters.desk import field_items, labels_for, ocr_layer
 from reviewer.roles import ADMIN, SUPERVISOR
 from reviewer.selectors_audit import audit_summary
@@ -78,9 +78,14 @@ def audit_batch(request: HttpRequest, batch_id: int) -> HttpResponse:
         n_pending=Count("items", filter=Q(items__verdict=AuditItem.Verdict.PENDING)),
         n_disagreed=Count("items", filter=Q(items__verdict=AuditItem.Verdict.DISAGREE)),
     ))
+    field_samples = list(batch.field_audit_samples.select_related("created_by").annotate(
+        n_pending=Count("items", filter=Q(items__verdict=FieldAuditItem.Verdict.PENDING)),
+        n_wrong=Count("items", filter=Q(items__verdict=FieldAuditItem.Verdict.WRONG)),
+    ))
     context = {
         "batch": batch, "summary": summary, **estimate_charts(summary), "samples": samples,
         "population": len(audit_service.audit_population(batch=batch)), "form": request.GET,
+        "field_samples": field_samples,
     }
     return render(request, "audit/batch.html", context)
 
