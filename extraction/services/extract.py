@@ -256,12 +256,11 @@ def fieldvalues_save(*, extraction: Extraction, answer: dict, prompt, blocks: li
 REREAD_NOTE = " The model read this again when told and kept its answer: a person must decide."
 
 
-def violations_save(*, extraction: Extraction, violations, settled: frozenset = frozenset()) -> list[Violation]:
+def violations_save(*, extraction: Extraction, violations, settled: frozenset = frozenset()) -> None:
     """The broken rules of the kept answer; those in `settled` (they survived a re-read, so asking the model
-    again would not help) say so to the reviewer. Returns the rows saved (with their ids where the database
-    returns them: PostgreSQL, SQLite 3.35+)."""
+    again would not help) say so to the reviewer."""
     Violation.objects.filter(extraction=extraction).delete()
-    return Violation.objects.bulk_create([
+    Violation.objects.bulk_create([
         Violation(extraction=extraction, code=v.code, message=v.message + (REREAD_NOTE if v.key in settled else ""),
                   fields=list(v.fields), expected=v.expected, found=v.found)
         for v in violations

@@ -207,7 +207,7 @@ def _revalidate(*, document: Document, extraction: Extraction, answer: dict, ctx
                 fields: dict[str, DeskField] | None = None) -> list[RuleViolation]:
     """Run the type's rules on the answer (no judge on edits). Grounding is waived on fields a reviewer
     typed in; a value taken from the page cites the blocks the reviewer picked, and those are checked.
-    `fields`: the extraction's FieldValues by path as stored now, when the caller has read them."""
+    `fields`: the extraction's fields by path as stored now, when the caller has read them."""
     doctype = get_doctype(extraction.doctype or document.batch.doctype)
     ctx = ctx or document_rule_context(document=document, extraction=extraction, doctype_name=doctype.name)
     broken = make_validator(doctype, ctx)(answer)
