@@ -167,6 +167,16 @@ def main() -> int:
             print(f"| {split} | {name} | {len(labels)} | {labels.count(0)} | {_f(auroc(scores, labels))} | "
                   f"{_f(ece(scores, labels))} | {_f(brier(scores, labels), 4)} |")
 
+    if args.scan_seeds:  # born-digital pages give deterministic signals; scans are where calibration is tested
+        print("\n| MEASURE (held back), by input | model | fields | wrong | AUROC | ECE | Brier |")
+        print("| --- | --- | ---: | ---: | ---: | ---: | ---: |")
+        for kind in ("pdf", "scan"):
+            rows, labels = rows_of([r for r in measure if r.doc.input == kind])
+            for name, scorer in (("prior", prior), ("fitted on TUNE", fitted)):
+                scores = scorer.predict_many(rows)
+                print(f"| {kind} | {name} | {len(labels)} | {labels.count(0)} | {_f(auroc(scores, labels))} | "
+                      f"{_f(ece(scores, labels))} | {_f(brier(scores, labels), 4)} |")
+
     print("\nFitted weights (prior in brackets): " + ", ".join(
         f"{n} {fitted.weights[n]:+.2f} ({prior.weights[n]:+.1f})" for n in fitted.weights)
         + f"; bias {fitted.bias:+.2f} ({prior.bias:+.1f})")
