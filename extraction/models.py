@@ -126,6 +126,10 @@ class Page(models.Model):
     width = models.PositiveIntegerField()
     height = models.PositiveIntegerField()
     engine = models.CharField(max_length=40, blank=True)  # which OCR engine read it
+    # A second engine's words ([text, left, top, width, height]) where OCR_SECOND_ENGINE read the page too:
+    # whether it reads a cited place alike is a confidence signal (extraction/second_engine.py).
+    second_engine = models.CharField(max_length=40, blank=True)
+    second_words = models.JSONField(default=list, blank=True)
 
     class Meta:
         ordering = ["document", "number"]

@@ -206,6 +206,9 @@ DISPATCH_LOST_AFTER_SECONDS = env_int("DISPATCH_LOST_AFTER_SECONDS", 30, minimum
 
 # Pipeline
 OCR_ENGINE = env_choice("OCR_ENGINE", "auto", ["auto", "pdf-text", "rapidocr", "tesseract", "textract"])
+# An engine that reads every page again, for the confidence signal that two engines read a value alike (off
+# by default: it costs a second OCR of every page).
+OCR_SECOND_ENGINE = env_choice("OCR_SECOND_ENGINE", "", ["", "rapidocr", "tesseract", "textract"])
 AWS_REGION = env_str("AWS_REGION", "us-east-1")
 TEXTRACT_BUCKET = env_str("TEXTRACT_BUCKET")
 RENDER_DPI = env_int("RENDER_DPI", 150, minimum=50, maximum=600)

@@ -4,12 +4,18 @@ against the model in use and stored as a new version only when asked."""
 from __future__ import annotations
 
 import io
+import shutil
+from collections import Counter
 
 import pytest
 from django.core.management import CommandError, call_command
 
 from extraction.confidence import MIN_LABELS
-from extraction.models import ConfidenceModel, Document, Extraction, FieldValue
+from extraction.models import ConfidenceModel, Document, Extraction, FieldValue, Page
+from extraction.prompt import render_prompt
+from extraction.services.confidence import fieldconfidence_save
+from extraction.services.extract import ocr_pages_of
+from extraction.violations import RuleContext
 from extraction.selectors_confidence import confidence_model_current
 from extraction.states import ReviewStatus
 from reviewer.selectors_confidence import confidence_labels
@@ -149,3 +155,53 @@ def test_correction_rates_per_field_kind_follow_new_reviews_at_once():
     rates = corrected_rates(doctype="acta")
     rows = FieldValue.objects.filter(extraction__document__in=[first, second], path__endswith="].votes").count()
     assert rates["rows[].votes"] == pytest.approx(1 / rows) and rates["acta_id"] == 0
+
+
+@pytest.mark.skipif(shutil.which("tesseract") is None, reason="tesseract is not installed (make test installs it)")
+def test_a_second_engine_reads_every_page_again_and_where_it_reads_a_value_otherwise_that_field_is_less_sure(
+        llm_env, tmp_path, settings):
+    settings.OCR_SECOND_ENGINE = "tesseract"
+    acta, path = acta_pdf(tmp_path, seed=5)
+    llm_env.always(model(acta.printed))
+    doc = process(path)
+    page = Page.objects.get(document=doc)
+    assert page.engine == "pdf-text" and page.second_engine == "tesseract" and len(page.second_words) > 100
+    fields = {fv.path: fv for fv in FieldValue.objects.filter(extraction__document=doc)}
+    verdicts = Counter(fv.signals["engine_disagrees"] for fv in fields.values())
+    assert verdicts[0.0] >= 0.9 * len(fields)  # on a clean page the two engines read nearly every place alike
+    # the same reading scored again where the second engine saw other digits in one cited place
+    row = row_with(acta.printed, "5")
+    target = fields[f"rows[{row}].votes"]
+    box = target.proofs[0]["bbox"]
+    Page.objects.filter(pk=page.pk).update(second_words=[
+        w for w in page.second_words
+        if not (box["left"] <= w[1] + w[3] / 2 <= box["left"] + box["width"]
+                and box["top"] <= w[2] + w[4] / 2 <= box["top"] + box["height"])
+    ] + [["9999", box["left"], box["top"], box["width"], box["height"]]])
+    extraction = Extraction.objects.get(document=doc)
+    ctx = RuleContext(prompt=render_prompt(ocr_pages_of(document=doc)),
+                      blocks=[b for p in ocr_pages_of(document=doc) for b in p.blocks], word_numbers=True)
+    before = target.field_confidence
+    fieldconfidence_save(extraction=extraction, answer=extraction.answer, violations=[], ctx=ctx)
+    target.refresh_from_db()
+    assert target.signals["engine_disagrees"] == 1 and target.field_confidence < before
+
+
+def test_a_second_engine_that_fails_leaves_the_document_read_and_the_signal_neutral(llm_env, tmp_path, settings,
+                                                                                    monkeypatch):
+    from extraction.ocr.blocks import OcrError
+    from extraction.services import pipeline
+
+    class Broken:
+        def read(self, document):
+            raise OcrError("the second engine is down")
+
+    real = pipeline.engine_for
+    monkeypatch.setattr(pipeline, "engine_for", lambda name: Broken() if name == "tesseract" else real(name))
+    settings.OCR_SECOND_ENGINE = "tesseract"
+    acta, path = acta_pdf(tmp_path, seed=6)
+    llm_env.always(model(acta.printed))
+    doc = process(path)
+    assert doc.status == "passed"
+    assert Page.objects.get(document=doc).second_engine == ""
+    assert {fv.signals["engine_disagrees"] for fv in FieldValue.objects.filter(extraction__document=doc)} == {0.0}

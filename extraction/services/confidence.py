@@ -10,7 +10,8 @@ from typing import Any
 
 from extraction.confidence import suspicious_pass
 from extraction.confidence_signals import field_signals
-from extraction.models import Extraction, FieldValue, SuspiciousPassThreshold
+from extraction.second_engine import second_engine_agreement
+from extraction.models import Extraction, FieldValue, Page, SuspiciousPassThreshold
 from extraction.models import Violation as ViolationRow
 from extraction.selectors_confidence import confidence_model_current, corrected_rates, suspicious_threshold
 from extraction.violations import RuleContext, Violation
@@ -20,8 +21,12 @@ def fieldconfidence_save(*, extraction: Extraction, answer: dict, violations: Se
                          settled: frozenset = frozenset(), round_answers: Sequence[Any] = ()) -> dict[str, float]:
     """Score every field of the extraction with its type's current model; returns the scores by path."""
     version, model = confidence_model_current(doctype=extraction.doctype)
+    words = dict(Page.objects.filter(document_id=extraction.document_id).exclude(second_engine="")
+                 .values_list("number", "second_words"))
     signals = field_signals(answer=answer, violations=violations, ctx=ctx, settled=settled,
-                            round_answers=round_answers, corrected_rates=corrected_rates(doctype=extraction.doctype))
+                            round_answers=round_answers, corrected_rates=corrected_rates(doctype=extraction.doctype),
+                            second_engine=second_engine_agreement(answer=answer, ctx=ctx, words_by_page=words)
+                            if words else None)
     scores, rows = {}, []
     for fv in FieldValue.objects.filter(extraction=extraction).only("id", "path"):
         found = signals.get(fv.path)

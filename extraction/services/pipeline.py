@@ -18,6 +18,7 @@ from django.utils import timezone
 from extraction import render
 from extraction.models import Block, Document, Page
 from extraction.ocr.blocks import OcrError, OcrPage, PageImage, SourceDocument
+from extraction.second_engine import page_words
 from extraction.services.dispatch import documents_dispatch, documents_dispatch_pending
 from extraction.services.engines import engine_for
 from extraction.services.extract import extraction_run
@@ -84,6 +85,7 @@ def document_read(*, document: Document, engine: str | None = None) -> list[Page
             renderer=settings.RENDERER, max_pages=settings.UPLOAD_MAX_PAGES,
         )
         ocr_pages = _ocr(document=document, source=source, rendered=rendered, engine=engine)
+        second = _second_reading(document=document, source=source, rendered=rendered, read=ocr_pages)
         with transaction.atomic():
             document.pages.all().delete()
             pages = [_save_page(document=document, rendered_page=r) for r in rendered]
@@ -93,7 +95,8 @@ def document_read(*, document: Document, engine: str | None = None) -> list[Page
                 if page is None:
                     raise OcrError(f"the OCR engine returned page {ocr_page.number}, which the document does not have")
                 page.engine = ocr_page.engine
-                page.save(update_fields=["engine"])
+                page.second_engine, page.second_words = second.get(page.number, ("", []))
+                page.save(update_fields=["engine", "second_engine", "second_words"])
                 blocks_save(document=document, page=page, ocr_page=ocr_page)
             Document.objects.filter(pk=document.pk).update(page_count=len(pages))
     return pages
@@ -109,6 +112,26 @@ def _ocr(*, document: Document, source: Path, rendered: list[render.RenderedPage
     reader = engine_for(engine or document.batch.ocr_engine or settings.OCR_ENGINE)
     images = [PageImage(number=r.number, path=r.path, width=r.width, height=r.height) for r in rendered]
     return reader.read(SourceDocument(path=source, kind=document.kind, pages=images))
+
+
+def _second_reading(*, document: Document, source: Path, rendered: list[render.RenderedPage], read: list[OcrPage]
+                    ) -> dict[int, tuple[str, list]]:
+    """page number -> (engine, words) as settings.OCR_SECOND_ENGINE reads the pages another engine read; empty
+    when it is not set. A failure is logged and the document goes on without it (the signal stays neutral)."""
+    name = settings.OCR_SECOND_ENGINE
+    if not name:
+        return {}
+    already = {p.number for p in read if p.engine == name}
+    images = [PageImage(number=r.number, path=r.path, width=r.width, height=r.height)
+              for r in rendered if r.number not in already]
+    if not images:
+        return {}
+    try:
+        pages = engine_for(name).read(SourceDocument(path=source, kind=document.kind, pages=images))
+    except (OcrError, BotoCoreError, ClientError) as exc:
+        log.warning("document %s: the second OCR engine (%s) could not read it: %s", document.pk, name, exc)
+        return {}
+    return {p.number: (name, page_words(p)) for p in pages}
 
 
 def _save_page(*, document: Document, rendered_page: render.RenderedPage) -> Page:
