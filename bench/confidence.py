@@ -44,11 +44,43 @@ from extraction.confidence_signals import field_kind, field_signals  # noqa: E40
 from extraction.doctypes.registry import get_doctype  # noqa: E402
 from extraction.llm.config import LlmConfig  # noqa: E402
 from extraction.reading import read_pages  # noqa: E402
+from extraction.second_engine import second_engine_agreement  # noqa: E402
 from extraction.violations import RuleContext  # noqa: E402
 from tests.acta_models import MODELS, ActaModel, model_step, wrong_fields  # noqa: E402
 from tests.llm_server import SCRIPTED_MODEL, ScriptedLLMServer  # noqa: E402
 
 MAX_ADDED_LOAD = 0.10  # the suspicious-pass route may add at most this share to the review load
+
+
+def _second(job: tuple[Doc, str]) -> dict[int, list]:
+    """A second engine's words per page of one sheet (rendered as production renders it), cached on disk."""
+    import hashlib
+    import pickle
+    import tempfile
+
+    from unseen_layouts import CACHE, OCR_CODE
+
+    from extraction import render
+    from extraction.ocr.blocks import SourceDocument
+    from extraction.ocr.registry import get_engine
+    from extraction.second_engine import page_words
+
+    doc, engine = job
+    data, kind, _ = document_bytes(doc)
+    key = hashlib.sha256(data + OCR_CODE + engine.encode()).hexdigest()[:16]
+    path = CACHE / f"{doc.layout}-{doc.seed}-{doc.input}-second-{engine}-{key}.pkl"
+    if path.exists():
+        return pickle.loads(path.read_bytes())  # noqa: S301 - a cache this bench wrote itself
+    with tempfile.TemporaryDirectory(prefix="second-") as tmp:
+        source = Path(tmp) / ("sheet.pdf" if kind == "pdf" else "sheet.jpg")
+        source.write_bytes(data)
+        rendered = render.render_document(source=source, kind=kind, out_dir=Path(tmp) / "pages", dpi=150)
+        pages = get_engine(engine).read(
+            SourceDocument(path=source, kind=kind, pages=[r.as_page_image() for r in rendered]))
+    words = {p.number: page_words(p) for p in pages}
+    CACHE.mkdir(parents=True, exist_ok=True)
+    path.write_bytes(pickle.dumps(words))
+    return words
 
 
 @dataclass
@@ -61,7 +93,7 @@ class Reading:
     labelled: set[str]
 
 
-def read_all(docs: list[Doc], ocr: dict, models: list[str]) -> list[Reading]:
+def read_all(docs: list[Doc], ocr: dict, models: list[str], second: dict | None = None) -> list[Reading]:
     doctype = get_doctype("acta")
     out: list[Reading] = []
     current: list = [None]
@@ -81,8 +113,10 @@ def read_all(docs: list[Doc], ocr: dict, models: list[str]) -> list[Reading]:
                 ctx = RuleContext(prompt=reading.prompt, blocks=[b for p in pages for b in p.blocks],
                                   word_numbers=doctype.word_numbers)
                 kept = result.best.number
+                agreement = (second_engine_agreement(answer=result.answer, ctx=ctx, words_by_page=second[doc])
+                             if second else None)
                 signals = field_signals(answer=result.answer, violations=result.violations, ctx=ctx,
-                                        settled=result.settled,
+                                        settled=result.settled, second_engine=agreement,
                                         round_answers=[r.answer for r in result.rounds if r.number <= kept])
                 wrong = set(wrong_fields(result.answer, printed))
                 labelled = {p for p in signals if p in _labelled_paths(printed)}
@@ -124,6 +158,8 @@ def main() -> int:
     parser.add_argument("--layouts", default="", help="comma-separated layout names (default: all)")
     parser.add_argument("--models", default=",".join(MODELS), help="comma-separated scripted models")
     parser.add_argument("--jobs", type=int, default=2, help="processes for OCR not yet cached")
+    parser.add_argument("--second-engine", default="", choices=["", "tesseract", "rapidocr"],
+                        help="an engine that reads every page again, for the engine_disagrees signal")
     parser.add_argument("--no-proof-rules", action="store_true",
                         help="the loop checks only the type's own rules, as the seed study did")
     args = parser.parse_args()
@@ -139,7 +175,9 @@ def main() -> int:
     started = time.monotonic()
     with ProcessPoolExecutor(max_workers=max(1, args.jobs)) as pool:
         ocr = dict(zip(docs, pool.map(_ocr, docs), strict=True))
-    readings = read_all(docs, ocr, models)
+        second = (dict(zip(docs, pool.map(_second, [(d, args.second_engine) for d in docs]), strict=True))
+                  if args.second_engine else None)
+    readings = read_all(docs, ocr, models, second)
     tune = [r for r in readings if r.doc.split == "tune"]
     measure = [r for r in readings if r.doc.split == "measure"]
 
@@ -156,7 +194,8 @@ def main() -> int:
     fitted = fit(tune_rows, tune_labels)
     prior = prior_model()
     print(f"## Field confidence: {len(layouts)} layouts, {args.seeds} PDF + {args.scan_seeds} scan sheets each, "
-          f"models: {', '.join(models)}{', no proof rules' if args.no_proof_rules else ''} "
+          f"models: {', '.join(models)}{', no proof rules' if args.no_proof_rules else ''}"
+          f"{', second engine ' + args.second_engine if args.second_engine else ''} "
           f"({time.monotonic() - started:.0f} s)")
     print("\n| split | model | fields | wrong | AUROC (wrong vs right) | ECE | Brier |")
     print("| --- | --- | ---: | ---: | ---: | ---: | ---: |")
