@@ -13,11 +13,11 @@ from django.core.management import CommandError, call_command
 from extraction.confidence import MIN_LABELS
 from extraction.models import ConfidenceModel, Document, Extraction, FieldValue, Page
 from extraction.prompt import render_prompt
+from extraction.selectors_confidence import confidence_model_current
 from extraction.services.confidence import fieldconfidence_save
 from extraction.services.extract import ocr_pages_of
-from extraction.violations import RuleContext
-from extraction.selectors_confidence import confidence_model_current
 from extraction.states import ReviewStatus
+from extraction.violations import RuleContext
 from reviewer.selectors_confidence import confidence_labels
 from reviewer.services.confidence import NotEnoughLabels, confidence_model_save, confidence_refit
 from tests.acta_answers import misread

@@ -10,9 +10,9 @@ from typing import Any
 
 from extraction.confidence import suspicious_pass
 from extraction.confidence_signals import field_signals
-from extraction.second_engine import second_engine_agreement
 from extraction.models import Extraction, FieldValue, Page, SuspiciousPassThreshold
 from extraction.models import Violation as ViolationRow
+from extraction.second_engine import second_engine_agreement
 from extraction.selectors_confidence import confidence_model_current, corrected_rates, suspicious_threshold
 from extraction.violations import RuleContext, Violation
 

@@ -11,8 +11,8 @@ import json
 import re
 from collections import Counter, defaultdict
 from html import escape
-from urllib.parse import quote
 from typing import Any
+from urllib.parse import quote
 
 from django.conf import settings
 from django.urls import reverse
