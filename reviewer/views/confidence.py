@@ -35,7 +35,8 @@ def _doctype(name: str):
         raise Http404("no such document type") from None
 
 
-def _width(raw: str | None) -> float:
+def interval_width(raw: str | None) -> float:
+    """The interval width a page was asked for (one of WIDTHS; 0.1 otherwise)."""
     try:
         value = float(raw or 0.1)
     except ValueError:
@@ -60,7 +61,7 @@ def _context(doctype, width: float) -> dict:
 @role_required(ADMIN, SUPERVISOR)
 def confidence_page(request: HttpRequest, doctype: str) -> HttpResponse:
     dt = _doctype(doctype)
-    return render(request, "confidence/page.html", _context(dt, _width(request.GET.get("width"))))
+    return render(request, "confidence/page.html", _context(dt, interval_width(request.GET.get("width"))))
 
 
 @require_POST

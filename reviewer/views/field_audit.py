@@ -19,8 +19,7 @@ from reviewer.services import audit as audit_service
 from reviewer.services import field_audit
 from reviewer.views.audit import AUDIT_ROLES
 from reviewer.views.batches import get_batch
-
-WIDTHS = (0.05, 0.1, 0.2)
+from reviewer.views.confidence import WIDTHS, interval_width
 
 
 def get_field_sample(request: HttpRequest, sample_id: int) -> FieldAuditSample:
@@ -33,14 +32,6 @@ def get_field_item(request: HttpRequest, sample_id: int, item_id: int) -> FieldA
     return get_object_or_404(
         FieldAuditItem.objects.select_related("sample__batch", "document", "extraction", "decided_by"),
         pk=item_id, sample_id=sample_id)
-
-
-def _width(raw: str | None) -> float:
-    try:
-        value = float(raw or 0.1)
-    except ValueError:
-        return 0.1
-    return value if value in WIDTHS else 0.1
 
 
 @require_POST
@@ -62,7 +53,7 @@ def field_sample_create(request: HttpRequest, batch_id: int) -> HttpResponse:
 @role_required(*AUDIT_ROLES)
 def field_sample(request: HttpRequest, sample_id: int) -> HttpResponse:
     sample = get_field_sample(request, sample_id)
-    width = _width(request.GET.get("width"))
+    width = interval_width(request.GET.get("width"))
     items = list(sample.items.select_related("document", "extraction", "decided_by").order_by("position", "id"))
     labels = labels_for(items[0].extraction if items else None)
     strata = field_audit_strata(sample=sample, width=width)
