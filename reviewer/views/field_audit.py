@@ -59,8 +59,11 @@ def field_sample(request: HttpRequest, sample_id: int) -> HttpResponse:
     strata = field_audit_strata(sample=sample, width=width)
     for s in strata:
         s["label"] = labels.of_family(s["kind"])
+    by_extraction: dict[int, object] = {}  # each answer's labels, built once
     for item in items:
-        item.label = labels_for(item.extraction).of(item.path) if item.extraction_id else item.path
+        if item.extraction_id not in by_extraction:
+            by_extraction[item.extraction_id] = labels_for(item.extraction)
+        item.label = by_extraction[item.extraction_id].of(item.path)
     context = {
         "sample": sample, "batch": sample.batch, "items": items, "strata": strata, "width": width, "widths": WIDTHS,
         "next_item": field_audit.field_audit_next(sample=sample),
