@@ -9,6 +9,7 @@ is a conditional UPDATE on a pending item.
 
 from __future__ import annotations
 
+import secrets
 from collections import defaultdict
 
 from django.db import transaction
@@ -50,8 +51,6 @@ def _whole(raw, *, name: str, low: int, high: int) -> int:
 def field_audit_draw(*, batch: Batch, user, per_stratum: str | int, seed: str | int | None = None
                      ) -> FieldAuditSample:
     """Draw up to `per_stratum` fields of each kind; raise AuditError when nothing is left to draw."""
-    import secrets
-
     per = _whole(per_stratum, name="Fields of each kind", low=1, high=MAX_PER_STRATUM)
     seed_value = secrets.randbelow(MAX_SEED) if seed in (None, "") else _whole(seed, name="The seed", low=0,
                                                                                high=MAX_SEED - 1)
