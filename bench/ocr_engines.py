@@ -59,6 +59,8 @@ SETTINGS: dict[str, tuple[str, dict[str, Any]]] = {
     # the faster reading measured here, not the default: the unseen-layout bench lost clean scans with it
     "fast": ("rapidocr", {"det_limit": 1152, "rec_batch": 3, "rec_width": 96}),
     "fast + threads=2": ("rapidocr", {"det_limit": 1152, "rec_batch": 3, "rec_width": 96, "threads": 2}),
+    "fast + threads=2 + rec_batch=12": ("rapidocr", {"det_limit": 1152, "rec_batch": 12, "rec_width": 96,
+                                                     "threads": 2}),
     "det_limit=1600 + threads=2": ("rapidocr", {"det_limit": 1600, "threads": 2}),
     "rec_width=96 + threads=2": ("rapidocr", {"rec_width": 96, "threads": 2}),
     "tesseract": ("tesseract", {}),
