@@ -24,7 +24,10 @@ Prints markdown on stdout.
 from __future__ import annotations
 
 import argparse
+import hashlib
+import pickle
 import sys
+import tempfile
 import time
 from collections import Counter, defaultdict
 from concurrent.futures import ProcessPoolExecutor
@@ -35,16 +38,19 @@ ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 sys.path.insert(0, str(ROOT / "bench"))
 
-from unseen_layouts import FIRST_SEED, Doc, _ocr, document_bytes  # noqa: E402
+from unseen_layouts import CACHE, FIRST_SEED, OCR_CODE, Doc, _ocr, document_bytes  # noqa: E402
 
+from extraction import render  # noqa: E402
 from extraction.acta.layouts import LAYOUTS  # noqa: E402
 from extraction.calibration import auroc, brier, ece, threshold_curve  # noqa: E402
 from extraction.confidence import fit, prior_model  # noqa: E402
 from extraction.confidence_signals import field_kind, field_signals  # noqa: E402
 from extraction.doctypes.registry import get_doctype  # noqa: E402
 from extraction.llm.config import LlmConfig  # noqa: E402
+from extraction.ocr.blocks import SourceDocument  # noqa: E402
+from extraction.ocr.registry import get_engine  # noqa: E402
 from extraction.reading import read_pages  # noqa: E402
-from extraction.second_engine import second_engine_agreement  # noqa: E402
+from extraction.second_engine import page_words, second_engine_agreement  # noqa: E402
 from extraction.violations import RuleContext  # noqa: E402
 from tests.acta_models import MODELS, ActaModel, model_step, wrong_fields  # noqa: E402
 from tests.llm_server import SCRIPTED_MODEL, ScriptedLLMServer  # noqa: E402
@@ -54,17 +60,6 @@ MAX_ADDED_LOAD = 0.10  # the suspicious-pass route may add at most this share to
 
 def _second(job: tuple[Doc, str]) -> dict[int, list]:
     """A second engine's words per page of one sheet (rendered as production renders it), cached on disk."""
-    import hashlib
-    import pickle
-    import tempfile
-
-    from unseen_layouts import CACHE, OCR_CODE
-
-    from extraction import render
-    from extraction.ocr.blocks import SourceDocument
-    from extraction.ocr.registry import get_engine
-    from extraction.second_engine import page_words
-
     doc, engine = job
     data, kind, _ = document_bytes(doc)
     key = hashlib.sha256(data + OCR_CODE + engine.encode()).hexdigest()[:16]

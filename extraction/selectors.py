@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, fields
 from typing import Any
 
 from django.db.models import Count, Q, QuerySet
@@ -152,7 +152,7 @@ def desk_fields(*, extraction) -> dict[str, DeskField]:
     """An extraction's fields by path, as the desk shows them (one query)."""
     from extraction.models import FieldValue
 
-    rows = FieldValue.objects.filter(extraction=extraction).values_list(*DeskField.__slots__)
+    rows = FieldValue.objects.filter(extraction=extraction).values_list(*(f.name for f in fields(DeskField)))
     return {row[0]: DeskField(*row) for row in rows}
 
 

@@ -179,9 +179,13 @@ def test_clicking_a_word_sets_the_selected_fields_value_and_proof_and_the_rules_
     assert (event.before, event.after) == (before, other["votes"]["value"])
     assert event.proof_after[0]["block_id"] == str(word.pk) and event.proof_before and event.proof_before != event.proof_after
     assert "PSUV — NICOLAS MADURO: votes" in page.inner_text("#violations")  # digits and words now disagree
-    box = page.locator(f'{ON}[data-path="{target}"]').bounding_box()
     shown = page.locator(f'#page-stage svg rect[data-b="{word.pk}"]').bounding_box()
-    assert box == pytest.approx(shown, abs=2.5)  # the highlight moved onto the word (its outline is 2 px)
+
+    def on_the_word():  # the desk redraws the highlight once the swapped cell settles, a moment after its value
+        box = page.locator(f'{ON}[data-path="{target}"]').bounding_box()
+        return box is not None and box == pytest.approx(shown, abs=2.5)  # its outline is 2 px
+
+    assert wait_for(on_the_word)  # the highlight moved onto the word
 
 
 def test_dragging_a_box_takes_every_word_in_it(live_server, page, users):

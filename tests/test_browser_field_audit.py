@@ -8,7 +8,7 @@ from playwright.sync_api import expect
 
 from extraction.models import Document
 from reviewer.models import FieldAuditItem
-from tests.desk_browser import login, overlaps, rect
+from tests.desk_browser import login
 from tests.desk_data import flagged_acta
 
 pytestmark = [pytest.mark.browser, pytest.mark.django_db(transaction=True)]
@@ -29,9 +29,14 @@ def test_a_supervisor_judges_sampled_fields_on_the_page_and_reads_each_kinds_rat
 
     page.click("#judge-next")
     first = FieldAuditItem.objects.order_by("position").first()
-    page.wait_for_selector(f'#page-pane .proof-box.on[data-path="{first.path}"]', state="visible")
-    box = page.locator(f'#page-pane .proof-box.on[data-path="{first.path}"]').first.bounding_box()
-    assert box is not None and overlaps(box, rect(page, "img.page-image"))  # the proof, on the page, beside it
+    # the proof, drawn on the page beside the field (the desk redraws the boxes once it starts: wait for them)
+    page.wait_for_function("""(path) => {
+      const img = document.querySelector("img.page-image");
+      const box = [...document.querySelectorAll("#page-pane .proof-box.on")].find(b => b.dataset.path === path);
+      if (!img || !box) return false;
+      const a = box.getBoundingClientRect(), b = img.getBoundingClientRect();
+      return a.width > 0 && a.left < b.right && b.left < a.right && a.top < b.bottom && b.top < a.bottom;
+    }""", arg=first.path)
     page.check("input[name=verdict][value=wrong]")
     page.fill("textarea[name=note]", "the sheet shows another number")
     page.click("#decide-form button[type=submit]")

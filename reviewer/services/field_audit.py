@@ -30,10 +30,10 @@ def field_audit_population(*, batch: Batch) -> dict[str, list[int]]:
     """The FieldValue ids of the current extractions of the batch's passed documents, by field kind; fields an
     earlier field sample of the batch holds are left out."""
     passed = Document.objects.filter(batch=batch, status=Status.PASSED.value, duplicate_of__isnull=True)
-    current = passed.annotate(current=Extraction.objects.current_id()).values_list("current", flat=True)
+    current = passed.annotate(current=Extraction.objects.current_id()).values("current")  # a subquery
     taken = set(FieldAuditItem.objects.filter(sample__batch=batch).values_list("extraction_id", "path"))
     strata: dict[str, list[int]] = defaultdict(list)
-    for pk, extraction_id, path in (FieldValue.objects.filter(extraction_id__in=[c for c in current if c])
+    for pk, extraction_id, path in (FieldValue.objects.filter(extraction_id__in=current)
                                     .order_by("id").values_list("id", "extraction_id", "path")):
         if (extraction_id, path) not in taken:
             strata[field_kind(path)].append(pk)
