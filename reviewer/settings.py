@@ -215,14 +215,17 @@ OCR_SECOND_ENGINE = env_choice("OCR_SECOND_ENGINE", "", ["", "rapidocr", "tesser
 AWS_REGION = env_str("AWS_REGION", "us-east-1")
 TEXTRACT_BUCKET = env_str("TEXTRACT_BUCKET")
 RENDER_DPI = env_int("RENDER_DPI", 150, minimum=50, maximum=600)
-# RapidOCR speed settings (defaults: RapidOCR's own reading; faster ones measured by bench/ocr_engines.py):
-# onnxruntime threads per session run, the longest side the text detector sees, lines per recogniser run,
-# the narrowest width a batch of lines is padded to, threads recognising one page's lines, pages of one
-# document read at once. Threads times workers should not exceed the worker's cores.
-OCR_THREADS = env_int("OCR_THREADS", 1, minimum=1, maximum=64)
+# RapidOCR speed settings (defaults measured by bench/ocr_engines.py, figures in README.md): what runs its
+# networks (OpenVINO; onnxruntime reads the same networks slower), whether it may read Chinese, Japanese and
+# Korean characters (a third slower with OpenVINO), threads per page (0: every core), the longest side the
+# text detector sees, lines per recogniser run, the narrowest width a batch of lines is padded to, threads
+# recognising one page's lines, pages of one document read at once.
+OCR_RUNTIME = env_choice("OCR_RUNTIME", "openvino", ["openvino", "onnxruntime"])
+OCR_EAST_ASIAN = env_bool("OCR_EAST_ASIAN", False)
+OCR_THREADS = env_int("OCR_THREADS", 0, minimum=0, maximum=64)
 OCR_DET_LIMIT = env_int("OCR_DET_LIMIT", 0, minimum=0, maximum=8192)  # 0: no limit, RapidOCR's own rule
 OCR_REC_BATCH = env_int("OCR_REC_BATCH", 6, minimum=1, maximum=128)
-OCR_REC_WIDTH = env_int("OCR_REC_WIDTH", 320, minimum=16, maximum=2048)
+OCR_REC_WIDTH = env_int("OCR_REC_WIDTH", 96, minimum=16, maximum=2048)
 OCR_REC_WORKERS = env_int("OCR_REC_WORKERS", 1, minimum=1, maximum=64)
 OCR_PAGE_WORKERS = env_int("OCR_PAGE_WORKERS", 1, minimum=1, maximum=64)
 RENDERER = env_choice("RENDERER", "pymupdf", ["pymupdf", "pdf2image"])

@@ -1,4 +1,4 @@
-"""RapidOCR (PaddleOCR models on onnxruntime): the default offline engine for scanned pages.
+"""RapidOCR (PaddleOCR models, run by OpenVINO or onnxruntime): the default offline engine for scanned pages.
 
 The models ship inside the rapidocr wheel, so nothing is downloaded at run time. RapidOCR gives
 text lines with quadrilaterals and, with return_word_box, per-word (or, for some scripts, per-character)
@@ -8,6 +8,7 @@ words like every engine's. No tables.
 
 from __future__ import annotations
 
+import logging
 import time
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
@@ -15,22 +16,28 @@ from typing import Any
 
 from extraction.ocr.blocks import BBox, OcrBlock, OcrError, OcrPage, PageImage, SourceDocument
 from extraction.ocr.lines import EngineLine, EngineWord, build_page_lines
+from extraction.ocr.rapid_openvino import use_openvino
 from extraction.ocr.rapid_tuning import lean_sessions, limit_detection_size, split_recognition
 
 Box = tuple[float, float, float, float]  # x0, y0, x1, y1 in pixels
+logger = logging.getLogger(__name__)
 
 _LOADED: dict[str, Any] = {}  # RapidOCR objects by settings: a worker process loads the models once
 
-# The defaults read as RapidOCR always did: the unseen-layout bench (bench/unseen_layouts.py) lost clean scans
-# to the faster settings of bench/ocr_engines.py (a detector limit of 1152 px, batches of 3 lines padded to
-# 96 px: MEASURE scans passing fell from 35/42 to 29/42, TUNE striped-two from 5/6 to 2/6), although digits
-# per row held on the OCR bench's one scan per layout. The faster settings stay available (OCR_DET_LIMIT,
-# OCR_REC_BATCH, OCR_REC_WIDTH) for pages printed larger than these; figures in README.md, Benchmarks.
-DEFAULT_THREADS = 1
+# The defaults were chosen on bench/ocr_engines.py (figures in README.md, Benchmarks): RapidOCR's own networks
+# on OpenVINO (extraction/ocr/rapid_openvino.py: the page detected at full size in tiles, the recogniser
+# without East Asian script) on every core read a scan in about a sixth of the wall time of RapidOCR's own
+# reading on onnxruntime, with no digit lost. Pages are detected at full size: a detector limit of 1152 px
+# lost clean scans on the unseen-layout bench (bench/unseen_layouts.py).
+DEFAULT_THREADS = None  # every core
 DEFAULT_DET_LIMIT = None
 DEFAULT_REC_BATCH = 6
-DEFAULT_REC_WIDTH = 320
+DEFAULT_REC_WIDTH = 96
 DEFAULT_REC_WORKERS = 1
+DEFAULT_RUNTIME = "openvino"
+DEFAULT_REC_PIXELS = 4096
+DEFAULT_EAST_ASIAN = False
+RUNTIMES = ("onnxruntime", "openvino")
 
 
 def _check_at_least(minimum: int, **values: int | None) -> None:
@@ -47,22 +54,31 @@ class RapidOcrEngine:
                  rec_batch: int = DEFAULT_REC_BATCH, rec_width: int = DEFAULT_REC_WIDTH,
                  rec_workers: int = DEFAULT_REC_WORKERS,
                  page_workers: int = 1, lean: bool = True, text_score: float = 0.5,
+                 runtime: str = DEFAULT_RUNTIME, rec_pixels: int = DEFAULT_REC_PIXELS,
+                 east_asian: bool = DEFAULT_EAST_ASIAN,
                  params: dict[str, Any] | None = None) -> None:
-        """`threads`: onnxruntime threads per page (None: all cores); `det_limit`: the longest side, in
+        """`threads`: threads that run the networks for a page (None: all cores); `det_limit`: the longest side, in
         pixels, the text detector sees (larger pages are scaled down for detection only: recognition
         reads the lines at full size; None: RapidOCR's own rule, which never scales a page down);
         `rec_batch`: text lines per recogniser run; `rec_width`: the narrowest width (px, at the recogniser's
         48 px height) a batch of lines is padded to (RapidOCR pads to 320, so a short number cost as much as
         a line of 320 px); `rec_workers`: threads that recognise one page's lines at once (each running
-        `threads` onnxruntime threads); `page_workers`: pages of one document read at once; `lean`:
+        `threads` threads); `page_workers`: pages of one document read at once; `lean`:
         onnxruntime sessions without memory patterns or spinning threads (extraction/ocr/rapid_tuning.py);
+        `runtime`: what runs the networks, "openvino" (extraction/ocr/rapid_openvino.py; onnxruntime when
+        OpenVINO cannot load) or "onnxruntime"; with OpenVINO, `rec_pixels`: the widest batch of lines (px,
+        summed) run at once, and `east_asian`: whether the recogniser may read Chinese, Japanese and Korean
+        characters (off, it reads Latin, Greek and Cyrillic script, digits and symbols, a third faster);
         `params`: raw RapidOCR settings, applied last.
 
-        The defaults are RapidOCR's own reading (see DEFAULT_DET_LIMIT's comment for why).
+        The defaults were measured (see DEFAULT_THREADS' comment).
         """
         _check_at_least(1, threads=threads, rec_batch=rec_batch, rec_workers=rec_workers, page_workers=page_workers)
         _check_at_least(16, rec_width=rec_width)
         _check_at_least(32, det_limit=det_limit)  # the detector's network halves the image five times
+        _check_at_least(48, rec_pixels=rec_pixels)
+        if runtime not in RUNTIMES:
+            raise OcrError(f"runtime must be one of {', '.join(RUNTIMES)}, got {runtime!r}")
         settings: dict[str, Any] = {
             "Global.use_cls": False,  # pages are rendered upright; the angle classifier only costs time
             "Global.return_word_box": True,
@@ -77,6 +93,9 @@ class RapidOcrEngine:
         self._settings = settings
         self.det_limit = det_limit
         self.lean_sessions = lean
+        self.runtime = runtime
+        self.rec_pixels = rec_pixels
+        self.east_asian = east_asian
         self.rec_workers = rec_workers
         self.page_workers = page_workers
         self.timings: dict[int, dict[str, float]] = {}  # page number -> seconds per step, for the bench
@@ -84,15 +103,19 @@ class RapidOcrEngine:
 
     def _engine(self) -> Any:
         if self._ocr is None:  # model loading is slow: once per engine, shared by equal settings
-            key = repr((sorted(self._settings.items()), self.det_limit, self.rec_workers, self.lean_sessions))
+            key = repr((sorted(self._settings.items()), self.det_limit, self.rec_workers, self.lean_sessions,
+                        self.runtime, self.rec_pixels, self.east_asian))
             if key not in _LOADED:
                 from rapidocr import RapidOCR
 
                 ocr = RapidOCR(params=dict(self._settings))
-                if self.lean_sessions:
-                    lean_sessions(ocr, threads=self._settings.get("EngineConfig.onnxruntime.intra_op_num_threads"))
+                threads = self._settings.get("EngineConfig.onnxruntime.intra_op_num_threads")
                 if self.det_limit:
                     limit_detection_size(ocr, limit=self.det_limit)
+                on_openvino = self.runtime == "openvino" and _moved_to_openvino(
+                    ocr, threads=threads, rec_pixels=self.rec_pixels, east_asian=self.east_asian)
+                if not on_openvino and self.lean_sessions:
+                    lean_sessions(ocr, threads=threads)
                 if self.rec_workers > 1:
                     split_recognition(ocr, workers=self.rec_workers)
                 _LOADED[key] = ocr
@@ -127,6 +150,18 @@ class RapidOcrEngine:
                                      "other": max(ocr_done - started - detect - recognise, 0.0),
                                      "blocks": time.perf_counter() - ocr_done}
         return OcrPage(number=page.number, blocks=blocks, engine=self.name)
+
+
+def _moved_to_openvino(ocr: Any, **options: Any) -> bool:
+    """Run `ocr`'s networks on OpenVINO (after the detector's resizing hook, which it keeps); False, with a
+    warning, where OpenVINO cannot load them (not installed, a processor it does not support): onnxruntime
+    reads the same networks, only slower."""
+    try:
+        use_openvino(ocr, **options)
+    except Exception as exc:  # noqa: BLE001 - any failure here leaves onnxruntime's sessions in place
+        logger.warning("OpenVINO could not load RapidOCR's networks (%s): reading with onnxruntime", exc)
+        return False
+    return True
 
 
 def read_pages(engine: Any, pages: list[PageImage]) -> list[OcrPage]:

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from functools import cache
+from typing import Any
 
 from django.conf import settings
 
@@ -20,8 +21,9 @@ def engine_for(name: str) -> OcrEngine:
     return get_engine(name)
 
 
-def rapidocr_options() -> dict[str, int]:
+def rapidocr_options() -> dict[str, Any]:
     """RapidOCR's speed settings (settings.OCR_*, read from the env and checked at start-up)."""
-    return {"threads": settings.OCR_THREADS, "det_limit": settings.OCR_DET_LIMIT or None,
+    return {"runtime": settings.OCR_RUNTIME, "east_asian": settings.OCR_EAST_ASIAN,
+            "threads": settings.OCR_THREADS or None, "det_limit": settings.OCR_DET_LIMIT or None,
             "rec_batch": settings.OCR_REC_BATCH, "rec_width": settings.OCR_REC_WIDTH, "rec_workers": settings.OCR_REC_WORKERS,
             "page_workers": settings.OCR_PAGE_WORKERS}

@@ -121,7 +121,8 @@ def test_the_auto_engine_scans_pages_in_parallel_when_its_scan_engine_allows_it(
 
 
 @pytest.mark.parametrize("options", [{"threads": 0}, {"det_limit": 16}, {"rec_batch": "6"}, {"rec_workers": -1},
-                                     {"page_workers": True}, {"rec_width": 8}])
+                                     {"page_workers": True}, {"rec_width": 8}, {"rec_pixels": 10},
+                                     {"runtime": "tensorflow"}])
 def test_a_wrong_speed_setting_fails_when_the_engine_is_built_and_names_itself(options):
     (name,) = options
     with pytest.raises(OcrError, match=name):
@@ -141,12 +142,15 @@ def test_the_worker_builds_its_engine_from_the_ocr_settings(settings):
     from extraction.services.engines import rapidocr_options
 
     settings.OCR_DET_LIMIT, settings.OCR_PAGE_WORKERS = 1600, 2
+    settings.OCR_RUNTIME, settings.OCR_EAST_ASIAN, settings.OCR_THREADS = "onnxruntime", True, 0
     options = rapidocr_options()
     assert (options["det_limit"], options["page_workers"]) == (1600, 2)
-    assert get_engine("rapidocr", **options).det_limit == 1600
+    assert (options["runtime"], options["east_asian"], options["threads"]) == ("onnxruntime", True, None)  # 0: all cores
+    engine = get_engine("rapidocr", **options)
+    assert (engine.det_limit, engine.runtime, engine.east_asian) == (1600, "onnxruntime", True)
 
 
-@pytest.mark.parametrize(("variable", "value", "message"), [("OCR_THREADS", "0", "OCR_THREADS=0 is below"),
+@pytest.mark.parametrize(("variable", "value", "message"), [("OCR_THREADS", "-1", "OCR_THREADS=-1 is below"),
                                                             ("OCR_DET_LIMIT", "big", "OCR_DET_LIMIT='big' is not")])
 def test_a_bad_ocr_setting_in_the_environment_stops_start_up_with_its_name(variable, value, message):
     env = {**os.environ, variable: value, "DJANGO_SETTINGS_MODULE": "reviewer.settings"}
@@ -192,11 +196,11 @@ def test_recognition_in_two_threads_reads_what_one_thread_reads(tmp_path):
 
 
 def test_lean_sessions_plan_no_memory_patterns_and_keep_the_thread_count():
-    ocr = RapidOcrEngine(threads=1, lean=True)._engine()
+    ocr = RapidOcrEngine(threads=1, lean=True, runtime="onnxruntime")._engine()
     for model in (ocr.text_det, ocr.text_rec):
         options = model.session.session.get_session_options()
         assert options.enable_mem_pattern is False and options.enable_cpu_mem_arena is False
         assert options.intra_op_num_threads == 1
-    plain = RapidOcrEngine(threads=1, lean=False)._engine()
+    plain = RapidOcrEngine(threads=1, lean=False, runtime="onnxruntime")._engine()
     detector = plain.text_det or plain._load_det_model()  # noqa: SLF001 - loaded lazily without a detector limit
     assert detector.session.session.get_session_options().enable_mem_pattern is True
