@@ -22,10 +22,12 @@ stop() {
   kill -TERM "$web" 2>/dev/null || true
   [ -n "$worker" ] && kill -TERM -- "-$worker" 2>/dev/null || true
   for _ in $(seq 1 50); do
-    kill -0 -- "-$worker" 2>/dev/null || break
+    kill -0 -- "-$worker" 2>/dev/null || kill -0 "$web" 2>/dev/null || break
     sleep 0.1
   done
+  # Whatever did not stop by now is killed, the web server too, so that the wait below cannot hang.
   [ -n "$worker" ] && kill -KILL -- "-$worker" 2>/dev/null || true
+  [ -n "$web" ] && kill -KILL "$web" 2>/dev/null || true
   wait 2>/dev/null || true
   echo "Proofdesk demo stopped."
   exit 0
