@@ -21,6 +21,9 @@ from extraction.ocr.blocks import PageImage
 RENDERERS = ("pymupdf", "pdf2image")
 # A page larger than this (in pixels) is rendered at a lower resolution instead of exhausting memory.
 MAX_PAGE_PIXELS = 40_000_000
+# zlib level of the page PNGs. Saving was most of a scan's rendering: at level 3 a 150 dpi page is written in
+# about half the time of the default (6) and is no larger (bench/ocr_engines.py's render column; README.md).
+PNG_LEVEL = 3
 
 _Written = tuple[int, Path]  # (page number, PNG path)
 
@@ -128,8 +131,8 @@ def _render_pdf_pymupdf(source: Path, out_dir: Path, dpi: int, max_pages: int | 
                 zoom = _safe_zoom(page.rect.width, page.rect.height, dpi)
                 pixmap = page.get_pixmap(matrix=pymupdf.Matrix(zoom, zoom), alpha=False)
                 path = _page_path(out_dir, index + 1)
-                pixmap.save(path)
-            except (RuntimeError, ValueError) as exc:
+                pixmap.pil_save(path, format="PNG", compress_level=PNG_LEVEL)
+            except (RuntimeError, ValueError, OSError) as exc:
                 raise RenderError(f"page {index + 1} of the PDF cannot be rendered: {exc}") from exc
             del pixmap, page  # free the raster before the next page
             written.append((index + 1, path))
@@ -180,7 +183,7 @@ def _render_image(source: Path, out_dir: Path, max_pages: int | None) -> list[_W
             _check_page_limit(getattr(image, "n_frames", 1), max_pages)
             for number, frame in enumerate(ImageSequence.Iterator(image), start=1):
                 path = _page_path(out_dir, number)
-                _flatten(ImageOps.exif_transpose(frame)).save(path, format="PNG")
+                _flatten(ImageOps.exif_transpose(frame)).save(path, format="PNG", compress_level=PNG_LEVEL)
                 written.append((number, path))
     except RenderError:
         raise

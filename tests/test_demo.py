@@ -34,6 +34,14 @@ def _processes_of(var_dir: Path) -> list[int]:
     return mine
 
 
+def _state_of(var_dir: Path, log: Path) -> str:
+    """What a failure needs to be understood: the demo's processes (state, what they wait in) and its log's end."""
+    pids = [str(pid) for pid in _processes_of(var_dir)]
+    ps = subprocess.run(["ps", "-o", "pid,ppid,pgid,stat,wchan:24,etime,args", "-p", ",".join(pids) or "0"],
+                        capture_output=True, text=True).stdout
+    return f"processes left:\n{ps}\nend of the demo's log:\n{log.read_text(errors='replace')[-4000:]}"
+
+
 def _processing(db: Path) -> int:
     try:
         with sqlite3.connect(db, timeout=1) as conn:
@@ -73,8 +81,11 @@ def test_the_demo_hides_its_urls_and_stops_within_seconds_of_ctrl_c(tmp_path):
         assert len(_processes_of(var_dir)) >= 3  # the script, the web server, the worker and its pool
         pressed = time.monotonic()
         os.killpg(demo.pid, signal.SIGINT)  # what Ctrl-C sends to the terminal's foreground group
-        demo.wait(timeout=30)
-        assert time.monotonic() - pressed < 10
+        try:
+            demo.wait(timeout=30)
+        except subprocess.TimeoutExpired:
+            pytest.fail("the demo did not stop within 30 s of Ctrl-C\n" + _state_of(var_dir, tmp_path / "demo.log"))
+        assert time.monotonic() - pressed < 10, _state_of(var_dir, tmp_path / "demo.log")
         wait_until(lambda: not _processes_of(var_dir), 5, "every demo process gone")
         assert "Proofdesk demo stopped." in (tmp_path / "demo.log").read_text(errors="replace")
     finally:

@@ -27,7 +27,6 @@ from typing import Any
 
 import numpy as np
 
-REC_MIN_WIDTH = 96
 DET_TILE_H = 768  # the fixed size, in px, pages are detected in
 DET_TILE_W = 1280
 DET_MARGIN = 128  # px of context around the part of a tile's map that is kept
@@ -36,10 +35,10 @@ MIN_INK_CONTRAST = 6  # and at least (on a faint page)
 INK_PIXELS = 16  # pixels of print that make a tile worth reading (a full stop at 150 dpi has about 9)
 
 
-def rec_width_bucket(width: int, *, minimum: int = REC_MIN_WIDTH) -> int:
-    """The width (a multiple of 32) a batch of lines `width` px wide is padded to: steps of a quarter, so
-    a page's few dozen batch widths fall on about a dozen shapes and no batch pads by more than 25%."""
-    bucket = max(minimum, 32)
+def rec_width_bucket(width: int, *, minimum: int) -> int:
+    """The width (a multiple of 32, at least `minimum`) a batch of lines `width` px wide is padded to: steps of a
+    quarter, so a page's few dozen batch widths fall on about a dozen shapes and no batch pads by more than 25%."""
+    bucket = max(math.ceil(minimum / 32) * 32, 32)
     while bucket < width:
         bucket = math.ceil(bucket * 1.25 / 32) * 32
     return bucket
@@ -197,7 +196,8 @@ class DetectorSession:
 class RecogniserSession:
     """Stands in for RapidOCR's recogniser session: (n, 3, 48, W) lines in, BestCharacters out."""
 
-    def __init__(self, path: str, *, threads: int | None, pixels: int, classes: np.ndarray | None = None) -> None:
+    def __init__(self, path: str, *, threads: int | None, pixels: int, min_width: int,
+                 classes: np.ndarray | None = None) -> None:
         import openvino as ov
         import openvino.opset13 as ops
 
@@ -212,13 +212,13 @@ class RecogniserSession:
         model.remove_result(probabilities)
         model.add_results([ops.result(best.output(0)), ops.result(best.output(1))])
         self.network = Network.compile(model, threads=threads)
-        self.pixels = pixels
+        self.pixels, self.min_width = pixels, min_width
         self.release_other: Callable[[], None] = lambda: None
 
     def __call__(self, lines: np.ndarray) -> BestCharacters:
         self.release_other()
         count, channels, height, width = lines.shape
-        padded = rec_width_bucket(width)
+        padded = rec_width_bucket(width, minimum=self.min_width)
         probs, indexes = [], []
         for start, stop in batch_parts(count, padded, budget=self.pixels):
             part = np.zeros((stop - start, channels, height, padded), dtype=np.float32)
@@ -244,8 +244,8 @@ def _only_classes(softmax: Any, classes: np.ndarray) -> Any:
     add = node
     matmul, bias = (add.input_value(0).get_node(), add.input_value(1).get_node())
     weight = matmul.input_value(1).get_node()
-    if add.get_type_name() != "Add" or matmul.get_type_name() != "MatMul" or "Constant" not in (
-            weight.get_type_name(), bias.get_type_name()) or weight.get_type_name() != "Constant":
+    kinds = tuple(n.get_type_name() for n in (add, matmul, weight, bias))
+    if kinds != ("Add", "MatMul", "Constant", "Constant"):
         raise RuntimeError("the recogniser's last layer is not MatMul + Add of constants: cannot narrow it")
     w = weight.get_data()[:, classes]
     b = bias.get_data()[..., classes]
@@ -291,7 +291,9 @@ def use_openvino(ocr: Any, *, threads: int | None, rec_pixels: int, east_asian: 
     detector, recogniser = ocr._load_det_model(), ocr._load_rec_model()  # noqa: SLF001
     det_path, rec_path = _model_path(detector), _model_path(recogniser)
     classes = None if east_asian else not_east_asian(recogniser.postprocess_op.character)
-    rec_session = RecogniserSession(rec_path, threads=threads, pixels=rec_pixels, classes=classes)
+    # RapidOCR pads every batch of lines to its configured width at least: the narrowest shape there is.
+    rec_session = RecogniserSession(rec_path, threads=threads, pixels=rec_pixels,
+                                    min_width=int(recogniser.rec_image_shape[2]), classes=classes)
     det_session = DetectorSession(det_path, threads=threads, mean=np.asarray(detector.mean, dtype=np.float32),
                                   std=np.asarray(detector.std, dtype=np.float32))
     det_session.release_other, rec_session.release_other = rec_session.network.release, det_session.release

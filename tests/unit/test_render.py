@@ -62,6 +62,22 @@ def test_a_single_image_keeps_its_pixel_size(tmp_path, suffix, save_args):
     assert (page.width, page.height) == (321, 207) == _open_size(page.path)
 
 
+
+def test_a_page_keeps_every_pixel_of_the_raster_it_was_made_from(tmp_path):
+    # Pages are written with a faster compression than the default (render.PNG_LEVEL); it must stay lossless.
+    pdf = _pdf(tmp_path / "one.pdf", pages=1)
+    [page] = render_document(source=pdf, kind="pdf", out_dir=tmp_path / "pdf", dpi=100)
+    with pymupdf.open(pdf) as doc:
+        raster = doc[0].get_pixmap(matrix=pymupdf.Matrix(100 / 72, 100 / 72), alpha=False)
+        expected = Image.frombytes("RGB", (raster.width, raster.height), raster.samples)
+    with Image.open(page.path) as written:
+        assert written.mode == "RGB" and written.tobytes() == expected.tobytes()
+    source = tmp_path / "scan.jpg"
+    _picture((321, 207)).save(source, quality=70)
+    [scan] = render_document(source=source, kind="image", out_dir=tmp_path / "jpg", dpi=150)
+    with Image.open(source) as decoded, Image.open(scan.path) as written:
+        assert written.tobytes() == decoded.convert("RGB").tobytes()
+
 def test_every_frame_of_a_multi_page_tiff_becomes_a_page(tmp_path):
     source = tmp_path / "fax.tif"
     frames = [_picture((300, 400)), _picture((310, 410), "yellow"), _picture((320, 420), "red")]
