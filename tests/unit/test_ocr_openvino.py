@@ -48,7 +48,6 @@ def test_a_page_of_150_dpi_is_detected_in_three_tiles_none_reaching_past_it_and_
     assert tiles(1240, tile=DET_TILE_W, margin=DET_MARGIN) == [(0, 1240, 0, 1240)]
 
 
-
 def test_line_batches_are_padded_to_a_few_widths_by_at_most_a_quarter_and_never_below_the_engine_width():
     buckets = {rec_width_bucket(width, minimum=96) for width in range(1, 3001)}
     assert len(buckets) <= 16 and all(b % 32 == 0 for b in buckets)
@@ -65,6 +64,7 @@ def test_a_batch_runs_in_parts_within_the_pixel_budget_with_every_line_once(coun
     assert [i for start, stop in parts for i in range(start, stop)] == list(range(count))
     assert all(stop - start == 1 or (stop - start) * width <= budget for start, stop in parts)
     assert all(stop > start for start, stop in parts)
+
 
 def _noisy(grey: int, size=(400, 600), seed=0) -> np.ndarray:
     plane = np.random.default_rng(seed).normal(grey, 6, size)

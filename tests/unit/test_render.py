@@ -62,7 +62,6 @@ def test_a_single_image_keeps_its_pixel_size(tmp_path, suffix, save_args):
     assert (page.width, page.height) == (321, 207) == _open_size(page.path)
 
 
-
 def test_a_page_keeps_every_pixel_of_the_raster_it_was_made_from(tmp_path):
     # Pages are written with a faster compression than the default (render.PNG_LEVEL); it must stay lossless.
     pdf = _pdf(tmp_path / "one.pdf", pages=1)
@@ -77,6 +76,7 @@ def test_a_page_keeps_every_pixel_of_the_raster_it_was_made_from(tmp_path):
     [scan] = render_document(source=source, kind="image", out_dir=tmp_path / "jpg", dpi=150)
     with Image.open(source) as decoded, Image.open(scan.path) as written:
         assert written.tobytes() == decoded.convert("RGB").tobytes()
+
 
 def test_every_frame_of_a_multi_page_tiff_becomes_a_page(tmp_path):
     source = tmp_path / "fax.tif"
