@@ -285,7 +285,7 @@ def _trim_heap() -> None:
 _MALLOC_TRIM: Any = None
 
 
-def use_openvino(ocr: Any, *, threads: int | None, rec_pixels: int, east_asian: bool = True) -> None:
+def use_openvino(ocr: Any, *, threads: int | None, rec_pixels: int, east_asian: bool) -> None:
     """Run the RapidOCR object `ocr`'s detector and recogniser on OpenVINO (it loads them if needed). Call it
     after any other hook on the detector's preprocessing: it keeps that one's resizing."""
     detector, recogniser = ocr._load_det_model(), ocr._load_rec_model()  # noqa: SLF001
