@@ -189,6 +189,16 @@ def resolve_field(node: dict[str, Any], ctx: RuleContext) -> list[ResolvedProof]
     """
     if ctx.prompt is None:
         return []
+    held = ctx.answer_memo.get(id(node)) if ctx.answer_memo is not None else None
+    if held is not None and held[0] is node:
+        return list(held[1])
+    out = _resolve_field(node, ctx)
+    if ctx.answer_memo is not None:
+        ctx.answer_memo[id(node)] = (node, out)
+    return list(out)
+
+
+def _resolve_field(node: dict[str, Any], ctx: RuleContext) -> list[ResolvedProof]:
     memo: dict[str, list[ResolvedProof]] = ctx.cache.setdefault("resolved", {})
     value = node.get("value")
     out: list[ResolvedProof] = []

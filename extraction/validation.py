@@ -15,8 +15,12 @@ if TYPE_CHECKING:
 
 def run_rules(answer: dict[str, Any], ctx: RuleContext, rules: Iterable[Rule]) -> list[Violation]:
     out: list[Violation] = []
-    for rule in rules:
-        out.extend(rule(answer, ctx))
+    ctx.answer_memo = {}
+    try:
+        for rule in rules:
+            out.extend(rule(answer, ctx))
+    finally:
+        ctx.answer_memo = None
     return out
 
 
@@ -67,17 +71,18 @@ def schema_violations(doctype: DocumentType, answer: Any) -> list[Violation]:
 
 
 def make_validator(
-    doctype: DocumentType, ctx: RuleContext, judge: Judge | None = None
+    doctype: DocumentType, ctx: RuleContext, judge: Judge | None = None, *, parsed: bool = False
 ) -> Callable[[Any], list[Violation]]:
     """The `validate` callable for the loop: schema, then the type's rules and the universal proof rules,
-    then (only when all of those pass) the type's rubric through the judge."""
+    then (only when all of those pass) the type's rubric through the judge. `parsed`: every answer given is
+    the schema's own output (`DocumentType.parse_answer`), so checking it against the schema again is skipped."""
     rules = [*doctype.rules, *universal_rules(word_numbers=doctype.word_numbers)]
     ctx.word_numbers = doctype.word_numbers  # proofs narrow to the words that show a value the type's way
 
     def validate(answer: Any) -> list[Violation]:
         if hasattr(answer, "model_dump"):
             answer = answer.model_dump(mode="json")
-        broken = schema_violations(doctype, answer)
+        broken = [] if parsed else schema_violations(doctype, answer)
         if broken:
             return broken
         broken = run_rules(answer, ctx, rules)

@@ -87,6 +87,10 @@ class RuleContext:
     blocks: list[OcrBlock] = field(default_factory=list)
     word_numbers: bool = False  # the document type spells numbers in digit words (DocumentType.word_numbers)
     cache: dict[str, Any] = field(default_factory=dict, repr=False)
+    # While `run_rules` checks one answer: each proved field's resolved proofs, by the node's id, kept with the
+    # node itself (so no other node can take that id meanwhile). Several rules resolve every field; None
+    # outside a check, so nothing of one answer outlives it.
+    answer_memo: dict[int, tuple[Any, list]] | None = field(default=None, repr=False)
 
 
 Rule = Callable[[dict[str, Any], RuleContext], list[Violation]]

@@ -9,7 +9,7 @@ import pytest
 from django.urls import reverse
 from PIL import Image
 
-from extraction.models import Block, Document, FieldValue, ReviewEvent
+from extraction.models import Block, Document, Extraction, FieldValue, ReviewEvent
 from extraction.services import review
 from tests.desk_data import add_proof_on_page, flagged_acta, tiny_flagged_document
 
@@ -66,6 +66,13 @@ def test_every_desk_url_checks_the_role_on_the_server(client_as, role, name, met
 def test_a_document_that_does_not_exist_is_a_404(client_as):
     assert client_as("reviewer").get(reverse("desk_document", args=[999999])).status_code == 404
     assert client_as("reviewer").get(reverse("desk_page_image", args=[999999, 1])).status_code == 404
+
+
+@pytest.mark.parametrize("name,data", [("desk_edit", {"field": "acta_id", "value": "1"}),
+                                       ("desk_take", {"field": "acta_id", "blocks": "1"})])
+def test_a_write_to_a_document_that_does_not_exist_is_a_404(client_as, name, data):
+    response = client_as("reviewer").post(reverse(name, args=[999999]), {**data, "version": 1}, **HTMX)
+    assert response.status_code == 404
 
 
 # --- the queue ---------------------------------------------------------------------------------------
@@ -284,20 +291,63 @@ def test_an_edit_sends_back_its_cell_and_out_of_band_only_the_cells_whose_rules_
 
 
 def test_an_edit_that_changes_the_panes_shape_sends_back_the_whole_pane(client_as, acta, users):
-    from reviewer.presenters.desk import cells_changed, desk_context
+    from dataclasses import replace
+
+    from reviewer.presenters.desk import edit_context
 
     edited = review.field_edit(document_id=acta.document.id, user=users["reviewer"], path="rows[0].votes",
                                raw_value="7", expected_version=acta.document.version)
-    ctx = desk_context(user=users["reviewer"], document=edited.document, current=edited.extraction,
-                       fields=edited.fields, stored=edited.stored)
-    same = cells_changed(document=edited.document, extraction=edited.extraction, answer_before=edited.answer_before,
-                         violations_before=edited.stored_before, groups=ctx["groups"], items=ctx["items"],
-                         can_edit=True, edited="rows[0].votes")
-    assert same is not None and "rows[0].votes" in same
+    ctx = edit_context(user=users["reviewer"], edited=edited, path="rows[0].votes")
+    assert ctx is not None and ctx["edited_item"]["path"] == "rows[0].votes"
     fewer_rows = {**edited.answer_before, "rows": edited.answer_before["rows"][:-1]}
-    assert cells_changed(document=edited.document, extraction=edited.extraction, answer_before=fewer_rows,
-                         violations_before=edited.stored_before, groups=ctx["groups"], items=ctx["items"],
-                         can_edit=True, edited="rows[0].votes") is None
+    assert edit_context(user=users["reviewer"], edited=replace(edited, answer_before=fewer_rows),
+                        path="rows[0].votes") is None
+
+
+def _every_cell_that_reads_otherwise(edited, path: str) -> set[str]:
+    """The slow, plain answer: build every cell as the page showed it and as it is now, and compare."""
+    from reviewer.presenters.desk import _shown, field_items
+
+    extraction_before = Extraction(pk=edited.extraction.pk, doctype=edited.extraction.doctype,
+                                   answer=edited.answer_before)
+    fields = edited.fields
+    _, _, before = field_items(edited.document, extraction_before, edited.stored_before, can_edit=True, fields=fields)
+    _, _, after = field_items(edited.document, edited.extraction, edited.stored, can_edit=True, fields=fields)
+    return {p for p, item in after.items() if p == path or _shown(item) != _shown(before[p])}
+
+
+@pytest.mark.parametrize("path,value", [
+    ("rows[{row}].votes_words", "{true_words}"),  # mends the twin's rule
+    ("rows[{row}].votes", "9999"),  # breaks the sums and the twin
+    ("rows[0].votes_words", "NUEVE"),  # breaks a row that was right
+    ("null_votes", "3"),  # a total: its own rules
+    ("acta_id", "x"),  # no number at all
+])
+def test_an_edit_sends_exactly_the_cells_a_rebuild_of_every_cell_finds_changed(acta, users, path, value):
+    from reviewer.presenters.desk import edit_context
+
+    path = path.format(row=acta.wrong_row)
+    edited = review.field_edit(document_id=acta.document.id, user=users["reviewer"], path=path,
+                               raw_value=value.format(true_words=acta.true_words),
+                               expected_version=acta.document.version)
+    ctx = edit_context(user=users["reviewer"], edited=edited, path=path)
+    sent = {ctx["edited_item"]["path"], *(it["path"] for it in ctx["changed_items"])}
+    assert sent == _every_cell_that_reads_otherwise(edited, path)
+
+
+def test_a_proof_moved_to_words_that_do_not_show_the_value_sends_the_cell_with_its_new_note(acta, users):
+    from reviewer.presenters.desk import edit_context
+
+    path = "rows[0].votes"
+    value = str(acta.extraction.answer["rows"][0]["votes"]["value"])
+    other = Block.objects.filter(document=acta.document, type="WORD").exclude(text__contains=value).first()
+    edited = review.field_take_from_page(document_id=acta.document.id, user=users["reviewer"], path=path,
+                                         block_ids=[other.id], expected_version=acta.document.version,
+                                         proof_only=True)
+    ctx = edit_context(user=users["reviewer"], edited=edited, path=path)
+    assert ctx["edited_item"]["ungrounded"]
+    sent = {ctx["edited_item"]["path"], *(it["path"] for it in ctx["changed_items"])}
+    assert sent == _every_cell_that_reads_otherwise(edited, path)
 
 
 def test_an_invalid_value_comes_back_in_the_form_with_the_reason(client_as, acta):

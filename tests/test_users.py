@@ -85,3 +85,16 @@ def test_nobody_locks_the_app_out_of_its_last_admin(client_as, users):
     response = client.post(reverse("user_edit", args=[second.id]), {"roles": []})
     assert response.status_code == 400  # never themselves, never the last one
     assert User.objects.get(pk=second.id).is_active
+
+
+def test_roles_taken_away_and_a_deactivation_hold_from_the_users_next_request(client_as, users):
+    from django.contrib.auth.models import Group
+
+    client = client_as("reviewer")
+    assert client.get(reverse("queue")).status_code == 200
+    users["reviewer"].groups.set([Group.objects.get(name="supervisor")])
+    assert client.get(reverse("queue")).status_code == 403
+    User.objects.filter(pk=users["reviewer"].pk).update(is_active=False)
+    response = client.get(reverse("audit_home"))
+    assert response.status_code == 302 and "/login/" in response["Location"]
+

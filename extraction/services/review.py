@@ -204,13 +204,14 @@ def _parse_value(*, doctype, answer: dict, path: str, raw: str | None) -> tuple[
 
 
 def _revalidate(*, document: Document, extraction: Extraction, answer: dict, ctx: RuleContext | None = None,
-                fields: dict[str, DeskField] | None = None) -> list[RuleViolation]:
+                fields: dict[str, DeskField] | None = None, parsed: bool = False) -> list[RuleViolation]:
     """Run the type's rules on the answer (no judge on edits). Grounding is waived on fields a reviewer
     typed in; a value taken from the page cites the blocks the reviewer picked, and those are checked.
-    `fields`: the extraction's fields by path as stored now, when the caller has read them."""
+    `fields`: the extraction's fields by path as stored now, when the caller has read them. `parsed`: the
+    answer was just parsed by the type's schema (a reviewer's value), so it is not checked against it twice."""
     doctype = get_doctype(extraction.doctype or document.batch.doctype)
     ctx = ctx or document_rule_context(document=document, extraction=extraction, doctype_name=doctype.name)
-    broken = make_validator(doctype, ctx)(answer)
+    broken = make_validator(doctype, ctx, parsed=parsed)(answer)
     stored = ([(fv.path, fv.proofs) for fv in fields.values() if fv.corrected] if fields is not None else
               FieldValue.objects.filter(extraction=extraction, corrected=True).values_list("path", "proofs"))
     corrected = {path for path, proofs in stored if not any(p.get("method") == PICKED for p in proofs or [])}
@@ -239,7 +240,7 @@ def field_edit(*, document_id: int, user, path: str, raw_value: str | None, expe
         Extraction.objects.filter(pk=extraction.pk).update(answer=answer)
         fields = _field_save(extraction=extraction, fields=desk_fields(extraction=extraction), path=path,
                              value=value, before=before)
-        violations = _revalidate(document=document, extraction=extraction, answer=answer, fields=fields)
+        violations = _revalidate(document=document, extraction=extraction, answer=answer, fields=fields, parsed=True)
         stored_before, stored = _violations_replace(extraction=extraction, violations=violations)
         ReviewEvent.objects.create(document_id=document_id, user=user, kind=ReviewEvent.Kind.EDIT, field=path,
                                    before=before, after=value)
@@ -379,7 +380,8 @@ def field_take_from_page(*, document_id: int, user, path: str, block_ids: list[i
         Extraction.objects.filter(pk=extraction.pk).update(answer=answer)
         fields = _field_save(extraction=extraction, fields=fields, path=path, value=value, before=before,
                              proofs=proofs, confidence=min(confidences) if confidences else None)
-        violations = _revalidate(document=document, extraction=extraction, answer=answer, ctx=ctx, fields=fields)
+        violations = _revalidate(document=document, extraction=extraction, answer=answer, ctx=ctx, fields=fields,
+                                 parsed=not proof_only)
         stored_before, stored = _violations_replace(extraction=extraction, violations=violations)
         ReviewEvent.objects.create(
             document_id=document_id, user=user, kind=ReviewEvent.Kind.PROOF if proof_only else ReviewEvent.Kind.EDIT,

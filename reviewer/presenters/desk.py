@@ -92,20 +92,30 @@ def desk_context(*, user, document: Document, field: str | None = None, violatio
     groups, labels, items = field_items(document, extraction, violations, can_edit=perms["can_edit"],
                                         fields=fields if current is not None else None)
     chosen, selected_violation, selected_path = selection(violations, items, path=field, violation_id=violation)
-    pill_class, pill_text = display_status(document)
     stage = stage_context(pages=selectors.document_pages(document=document), chosen=chosen,
                           page_number=page) if with_page else {}
     return {
-        "document": document, "extraction": extraction, "violations": violations, "groups": groups, "items": items,
-        "triage": triage(violations, labels, items), "least_sure": least_sure(items), "labels": labels,
-        **perms, **stage,
+        **_bars(document=document, extraction=extraction, violations=violations, labels=labels,
+                shorts={path: it["short"] for path, it in items.items()},
+                unsure=((path, it["label"], it["fv"]) for path, it in items.items()), perms=perms),
+        "groups": groups, "items": items, **stage,
         "selected_field": items.get(selected_path) if selected_path else None, "selected_path": selected_path,
         "selected_violation": selected_violation,
-        "pill_class": pill_class, "pill_text": pill_text, **_urls(document),
-        "poll_seconds": settings.DESK_POLL_SECONDS,
         "editing": editing, "edit_error": edit_error, "edit_raw": edit_raw,
         "focus_path": focus or field, "decision_error": decision_error, "note": note, "show_note": show_note,
         "others": presence.presence_others(document_id=document.id, user=user) if with_page else [],
+    }
+
+
+def _bars(*, document: Document, extraction: Extraction | None, violations: list, labels: FieldLabels,
+          shorts: dict[str, str], unsure, perms: dict[str, Any]) -> dict[str, Any]:
+    """What the status bar and the triage show, for the whole desk and after an edit alike. `shorts`: each
+    field's own label by path, in page order; `unsure`: (path, label, FieldValue) in page order."""
+    pill_class, pill_text = display_status(document)
+    return {
+        "document": document, "extraction": extraction, "violations": violations, "labels": labels,
+        "triage": triage(violations, labels, shorts), "least_sure": least_sure(unsure), **perms,
+        "pill_class": pill_class, "pill_text": pill_text, **_urls(document), "poll_seconds": settings.DESK_POLL_SECONDS,
         "held": document.claimed_by_id if review.claim_is_live(document) else "",
     }
 
@@ -125,25 +135,59 @@ def _urls(document: Document) -> dict[str, str]:
             "edit_url": reverse("desk_edit", args=[document.id])}
 
 
-def cells_changed(*, document: Document, extraction: Extraction, answer_before: dict, violations_before: list,
-                  groups: list[dict], items: dict[str, dict], can_edit: bool, edited: str) -> list[str] | None:
-    """The paths whose cells an edit changed: the edited field, and every field whose value, rules or notes
-    now read otherwise, found by building each cell as the page showed it and as it is now. None when the
-    pane itself changed shape (a row label, a column or a field came or went): then the whole pane goes back.
+def edit_context(*, user, edited: review.EditResult, path: str) -> dict[str, Any] | None:
+    """What an edit's response shows: the edited cell, every other cell whose value, rules or notes now read
+    otherwise (`changed_items`, out of band), the triage and the status bar. None when the fields pane itself
+    changed shape (a row label, a column or a field came or went): then the whole pane goes back.
 
-    Fields other than the edited one keep their FieldValues, so `items`' own FieldValues serve for both."""
-    fields = {path: item["fv"] for path, item in items.items() if item["fv"] is not None}
-    groups_before, _, items_before = field_items(document, extraction, violations_before, can_edit=can_edit,
-                                                 fields=fields, answer=answer_before)
-    if edited not in items or _shape(groups_before) != _shape(groups):
+    Only the cells the edit can have changed are built, as the page showed them and as they are now: the
+    edited one, those whose value differs, and those a rule involves that is broken now and was not before,
+    or the other way, as far as cells show it (a sum's message changes with every edit of a row it adds up;
+    its forty cells show only that it is broken). Every other cell has the same value, FieldValue, label and
+    rules, so it reads the same. Fields other than the edited one keep their FieldValues, so the edit's own
+    serve for both."""
+    document, extraction, fields = edited.document, edited.extraction, edited.fields or {}
+    try:
+        doctype = get_doctype(extraction.doctype or document.batch.doctype)
+    except UnknownDocumentType:
         return None
-    return [path for path, item in items.items()
-            if path == edited or path not in items_before or _shown(item) != _shown(items_before[path])]
+    groups, groups_before = doctype.field_groups(extraction.answer), doctype.field_groups(edited.answer_before)
+    infos = {fi.path: fi for g in groups for fi in g.fields}
+    if path not in infos or _shape(groups) != _shape(groups_before):
+        return None
+    values_before = {fi.path: fi.value for g in groups_before for fi in g.fields}
+    now, then = Counter(map(_rule_in_cells, edited.stored)), Counter(map(_rule_in_cells, edited.stored_before))
+    named = {name for key in (now - then) + (then - now) for name in key[2]}
+    labels = field_labels(groups)
+    perms = desk_permissions(user=user, document=document)
+    cell = _cell_maker(edited.stored, labels=labels, fields=fields, can_edit=perms["can_edit"])
+    cell_before = _cell_maker(edited.stored_before, labels=labels, fields=fields, can_edit=perms["can_edit"])
+    items = {}
+    for p, fi in infos.items():
+        if p == path or fi.value != values_before[p] or not field_and_holders(p).isdisjoint(named):
+            item = cell(fi)
+            if p == path or _shown(item) != _shown(cell_before(fi._replace(value=values_before[p]))):
+                items[p] = item
+    return {
+        **_bars(document=document, extraction=extraction, violations=edited.stored, labels=labels,
+                shorts={p: fi.label for p, fi in infos.items()},
+                unsure=((p, labels.get(p, fi.label), fields.get(p)) for p, fi in infos.items()), perms=perms),
+        "oob": True, "notice": "", "focus_path": path, "edited_item": items.pop(path),
+        "changed_items": list(items.values()),
+    }
 
 
-def _shape(groups: list[dict]) -> list:
-    return [(g["name"], g["is_table"], list(g["columns"]), [f["path"] for f in g["fields"]],
-             [(row["label"], [f["path"] for f in row["cells"]]) for row in g["rows"]]) for g in groups]
+def _rule_in_cells(v) -> tuple:
+    """What the cells of the fields a broken rule involves read of it (`_cell_maker`): the rest of it (its
+    message, what it expected) is for the triage."""
+    found = json.dumps(v.found, sort_keys=True, default=str) if v.code == "value_grounded" else None
+    return (v.code, v.label, tuple(v.fields or ()), found)
+
+
+def _shape(groups: list) -> list:
+    """What the fields pane is made of apart from the cells' contents: groups, columns, rows, fields, labels."""
+    return [(g.name, g.is_table, list(g.columns), list(g.row_labels), [(fi.path, fi.label) for fi in g.fields],
+             [[fi.path for fi in row] for row in g.rows]) for g in groups]
 
 
 def _shown(item: dict) -> dict:
@@ -238,12 +282,11 @@ def _notes(fv, label: str, value: Any, ungrounded: list, can_edit: bool) -> list
 
 
 def field_items(document: Document, extraction: Extraction | None, violations: list, *, can_edit: bool,
-                fields: dict | None = None, only: str | None = None, answer: dict | None = None
+                fields: dict | None = None, only: str | None = None
                 ) -> tuple[list[dict], dict[str, str], dict[str, dict]]:
     """The schema's groups with each field's value, rules, proofs and notes; the labels; the items by path.
-    With `only`, just that field's item (one FieldValue read): an edit form needs no more. `answer`: another
-    answer than the extraction's (the one an edit replaced)."""
-    answer = answer if answer is not None else (extraction.answer if extraction is not None else None)
+    With `only`, just that field's item (one FieldValue read): an edit form needs no more."""
+    answer = extraction.answer if extraction is not None else None
     if extraction is None or not answer:
         return [], {}, {}
     try:
@@ -257,30 +300,10 @@ def field_items(document: Document, extraction: Extraction | None, violations: l
         fields = {only: fv} if fv is not None else {}
     fields = fields if fields is not None else selectors.desk_fields(extraction=extraction)
     by_path: dict[str, dict] = {}
-    named = [(v, set(v.fields or [])) for v in violations]  # each rule's names, read once for every field
+    make = _cell_maker(violations, labels=labels, fields=fields, can_edit=can_edit)
 
     def item(fi) -> dict:
-        fv = fields.get(fi.path)
-        holders = field_and_holders(fi.path)
-        rules = [v for v, names in named if not holders.isdisjoint(names)]
-        label = labels.get(fi.path, fi.label)
-        rule_labels = sorted({v.label for v in rules})
-        ungrounded = [v for v in rules if v.code == "value_grounded" and fi.path in (v.fields or [])]
-        proofs = fv.proofs if fv else []
-        notes = _notes(fv, label, fi.value, ungrounded, can_edit)
-        out = {
-            "path": fi.path, "id": fid(fi.path), "q": quote(fi.path, safe=""), "label": label, "short": fi.label,
-            "value": fi.value, "fv": fv, "rules": rules, "rule_labels": rule_labels, "rules_text": "; ".join(rule_labels),
-            "confidence": round(fv.confidence * 100) if fv and fv.confidence is not None else None,
-            # how far the value can be trusted (extraction/confidence.py); marked when under the desk's bar
-            "trust": trust_percent(fv), "trust_low": bool(fv and fv.field_confidence is not None
-                                                          and fv.field_confidence < settings.DESK_LOW_CONFIDENCE),
-            "no_proof": fi.value is not None and not proofs, "ungrounded": bool(ungrounded),
-            "corrected": bool(fv and fv.corrected), "boxes": boxes_attr(proofs),
-            "proof_pages": sorted({int(p.get("page") or 1) for p in proofs or []}),
-            "notes": notes, "notes_json": json.dumps(notes, ensure_ascii=False) if notes else "",
-        }
-        by_path[fi.path] = out
+        by_path[fi.path] = out = make(fi)
         return out
 
     if only is not None:
@@ -300,6 +323,39 @@ def field_items(document: Document, extraction: Extraction | None, violations: l
     return groups, labels, by_path
 
 
+def _cell_maker(violations: list, *, labels: FieldLabels, fields: dict, can_edit: bool):
+    """A function building one field's item (what its cell shows) from the rows given here. What it reads of a
+    broken rule is `_rule_in_cells`: an edit's response compares only that."""
+    named = [(v, set(v.fields or [])) for v in violations]  # each rule's names, read once for every field
+
+    def item(fi) -> dict:
+        fv = fields.get(fi.path)
+        holders = field_and_holders(fi.path)
+        rules = [v for v, names in named if not holders.isdisjoint(names)]
+        label = labels.get(fi.path, fi.label)
+        rule_labels = sorted({v.label for v in rules})
+        ungrounded = [v for v in rules if v.code == "value_grounded" and fi.path in (v.fields or [])]
+        proofs = fv.proofs if fv else []
+        notes = _notes(fv, label, fi.value, ungrounded, can_edit)
+        return {
+            "path": fi.path, "id": fid(fi.path), "q": quote(fi.path, safe=""), "label": label, "short": fi.label,
+            "value": fi.value, "fv": fv, "rules": rules, "rule_labels": rule_labels, "rules_text": "; ".join(rule_labels),
+            "confidence": round(fv.confidence * 100) if fv and fv.confidence is not None else None,
+            # how far the value can be trusted (extraction/confidence.py); marked when under the desk's bar
+            "trust": trust_percent(fv), "trust_low": _unsure(fv),
+            "no_proof": fi.value is not None and not proofs, "ungrounded": bool(ungrounded),
+            "corrected": bool(fv and fv.corrected), "boxes": boxes_attr(proofs),
+            "proof_pages": sorted({int(p.get("page") or 1) for p in proofs or []}),
+            "notes": notes, "notes_json": json.dumps(notes, ensure_ascii=False) if notes else "",
+        }
+
+    return item
+
+
+def _unsure(fv) -> bool:
+    return bool(fv and fv.field_confidence is not None and fv.field_confidence < settings.DESK_LOW_CONFIDENCE)
+
+
 def trust_percent(fv) -> int | None:
     """The field's confidence in whole percent, never shown as 100 (nothing is certain) nor 0."""
     if fv is None or fv.field_confidence is None:
@@ -307,20 +363,22 @@ def trust_percent(fv) -> int | None:
     return min(99, max(1, round(fv.field_confidence * 100)))
 
 
-def least_sure(items: dict[str, dict], *, limit: int = 8) -> list[dict]:
-    """The fields under the desk's bar, least trusted first (then in page order): where to look first."""
-    order = {path: i for i, path in enumerate(items)}
-    low = [it for it in items.values() if it["trust_low"]]
-    return sorted(low, key=lambda it: (it["fv"].field_confidence, order[it["path"]]))[:limit]
+def least_sure(fields, *, limit: int = 8) -> list[dict]:
+    """The fields under the desk's bar, least trusted first (then in page order): where to look first.
+    `fields`: (path, label, FieldValue or None) in page order."""
+    low = [(fv.field_confidence, i, path, label, fv) for i, (path, label, fv) in enumerate(fields) if _unsure(fv)]
+    low.sort(key=lambda entry: entry[:2])
+    return [{"path": path, "label": label, "trust": trust_percent(fv)} for _, _, path, label, fv in low[:limit]]
 
 
 # --- the triage of broken rules ----------------------------------------------------------------------
 
 
-def triage(violations: list, labels: FieldLabels, items: dict[str, dict]) -> list[dict]:
+def triage(violations: list, labels: FieldLabels, shorts: dict[str, str]) -> list[dict]:
     """Broken rules grouped by rule, the most specific first: a rule that names one or two fields says
-    where to look; a sum over forty fields only says that something is off. Within a group, page order."""
-    order = {path: i for i, path in enumerate(items)}
+    where to look; a sum over forty fields only says that something is off. Within a group, page order.
+    `shorts`: every field's own label (its column's, in a table) by path, in page order."""
+    order = {path: i for i, path in enumerate(shorts)}
     grouped: dict[str, list] = defaultdict(list)
     for v in violations:
         grouped[v.code].append(v)
@@ -328,12 +386,12 @@ def triage(violations: list, labels: FieldLabels, items: dict[str, dict]) -> lis
     for code, vs in grouped.items():
         entries, kinds = [], Counter()
         for v in vs:
-            involved = involved_paths(v.fields, items)
+            involved = involved_paths(v.fields, shorts)
             # where to look first: a field the rule names itself, else the first field of the list it names
             named = [p for p in involved if p in (v.fields or [])]
             first = min(named or involved, key=lambda p: order.get(p, 0)) if involved else ""
             if first:
-                kinds[items[first]["short"]] += 1
+                kinds[shorts[first]] += 1
             entries.append({
                 "id": v.id, "message": in_words(v.message, v.fields, labels), "fields": "|".join(v.fields or []),
                 "involved": "|".join(involved),  # the browser selects these: it never works them out itself

@@ -27,9 +27,9 @@ from reviewer.access import (
     role_required,
 )
 from reviewer.presenters.desk import (
-    cells_changed,
     chosen_field,
     desk_context,
+    edit_context,
     fid,
     field_context,
     find_item,
@@ -82,18 +82,10 @@ def _edited_response(request: HttpRequest, edited: review.EditResult, *, path: s
     """After an edit: the edited cell, out of band every other cell whose value, rules or notes changed, the
     triage and the status bar; the whole fields pane when the pane changed shape. A desk of a hundred fields
     re-renders the few an edit touched, not all of them."""
-    document = edited.document
-    ctx = desk_context(user=request.user, document=document, field=path, focus=path, current=edited.extraction,
-                       fields=edited.fields, stored=edited.stored)
-    changed = cells_changed(document=document, extraction=edited.extraction, answer_before=edited.answer_before,
-                            violations_before=edited.stored_before, groups=ctx["groups"], items=ctx["items"],
-                            can_edit=ctx["can_edit"], edited=path)
-    if changed is None:
-        return _fields_response(request, document, field=path, focus=path, edited=edited)
-    items = ctx["items"]
-    response = render(request, "desk/document.html#edited", {
-        **ctx, "oob": True, "notice": "", "edited_item": items[path],
-        "changed_items": [items[other] for other in changed if other != path]})
+    ctx = edit_context(user=request.user, edited=edited, path=path)
+    if ctx is None:
+        return _fields_response(request, edited.document, field=path, focus=path, edited=edited)
+    response = render(request, "desk/document.html#edited", ctx)
     response["HX-Retarget"] = f"#{fid(path)}"
     response["HX-Reswap"] = "outerHTML"
     return response
@@ -142,10 +134,10 @@ def document_presence(request: HttpRequest, document_id: int) -> HttpResponse:
 
 @role_required(*DESK_ROLES)
 def field_edit(request: HttpRequest, document_id: int) -> HttpResponse:
-    document = get_document(request, document_id)
     path = request.POST.get("field") or request.GET.get("field") or ""
-    desk_url = reverse("desk_document", args=[document.id])
+    desk_url = reverse("desk_document", args=[document_id])
     if request.method != "POST":
+        document = get_document(request, document_id)
         if not request.htmx:
             return redirect(f"{desk_url}?{urlencode({'edit': path})}")
         ctx = field_context(user=request.user, document=document, path=path)
@@ -163,13 +155,22 @@ def field_edit(request: HttpRequest, document_id: int) -> HttpResponse:
     try:
         if version is None:
             raise review.StaleVersion("The form did not say which version you edited; reload the document.")
-        edited = review.field_edit(document_id=document.id, user=request.user, path=path, raw_value=raw,
-                                   expected_version=version)
+        # No read of the document first: the edit's guarded update finds it, or says why not (404 if none).
+        edited = _or_404(review.field_edit, document_id=document_id, user=request.user, path=path, raw_value=raw,
+                         expected_version=version)
     except review.ReviewError as err:
         return _edit_failed(request, document_id, path, err, raw=raw, version=version)
     if not request.htmx:
         return redirect(f"{desk_url}?{urlencode({'field': path})}")
     return _edited_response(request, edited, path=path)
+
+
+def _or_404(service, **kwargs):
+    """A desk write by document id: a document that does not exist is a 404, as `get_document` says."""
+    try:
+        return service(**kwargs)
+    except Document.DoesNotExist:
+        raise Http404("No such document.") from None
 
 
 def _edit_failed(request: HttpRequest, document_id: int, path: str, err: review.ReviewError, *, raw: str = "",
@@ -196,23 +197,23 @@ def _edit_failed(request: HttpRequest, document_id: int, path: str, err: review.
 @role_required(*WORK_ROLES)
 def field_take(request: HttpRequest, document_id: int) -> HttpResponse:
     """A value (and its proof) taken from blocks the reviewer picked on the page."""
-    document = get_document(request, document_id)
     path = request.POST.get("field", "")
     ids = [part for part in request.POST.get("blocks", "").split(",") if part.strip().isdigit()]
+    desk_url = reverse("desk_document", args=[document_id])
     try:
         version = _version(request)
         if version is None:
             raise review.StaleVersion("The page did not say which version you saw; reload the document.")
-        edited = review.field_take_from_page(document_id=document.id, user=request.user, path=path, block_ids=ids,
-                                             expected_version=version, proof_only=request.POST.get("mode") == "proof")
+        edited = _or_404(review.field_take_from_page, document_id=document_id, user=request.user, path=path,
+                         block_ids=ids, expected_version=version, proof_only=request.POST.get("mode") == "proof")
     except review.ReviewError as err:
         if not request.htmx:
             messages.error(request, str(err))
-            return redirect(f"{reverse('desk_document', args=[document.id])}?{urlencode({'field': path})}")
+            return redirect(f"{desk_url}?{urlencode({'field': path})}")
         return _fields_response(request, get_document(request, document_id), field=path, focus=path,
                                 notice=str(err))
     if not request.htmx:
-        return redirect(f"{reverse('desk_document', args=[document.id])}?{urlencode({'field': path})}")
+        return redirect(f"{desk_url}?{urlencode({'field': path})}")
     return _edited_response(request, edited, path=path)
 
 

@@ -380,6 +380,15 @@ def test_it_catches_a_one_read_from_a_line_that_says_zero(sheet):
     assert "rows[2].votes" in grounded_failures(answer, sheet)
 
 
+def test_a_field_changed_in_place_between_two_checks_is_resolved_again(sheet):
+    # Within one check the rules share each field's resolved proofs; nothing of that answer outlives it.
+    answer = acta_answer(list(TRUE_VOTES))
+    assert grounded_failures(answer, sheet) == [] and sheet.answer_memo is None
+    first, second = answer["rows"][0]["votes"], answer["rows"][1]["votes"]
+    first["proof"], second["proof"] = second["proof"], first["proof"]  # the same dicts, each citing the other's line
+    assert {"rows[0].votes", "rows[1].votes"} <= set(grounded_failures(answer, sheet))
+
+
 def test_a_hyphen_inside_a_code_is_not_a_minus_sign():
     assert supports(7781, "Reference XJ-7781") and supports(-5, "balance -5.00")
 
