@@ -4,6 +4,7 @@ path such as `rows[3].votes` or `line_items[0].line_total`."""
 from __future__ import annotations
 
 import copy
+import functools
 import re
 from collections.abc import Iterable, Iterator
 from typing import Any
@@ -11,11 +12,11 @@ from typing import Any
 _TOKEN = re.compile(r"([^.\[\]]+)|\[(\d+)\]")
 
 
-def parse_path(path: str) -> list[str | int]:
-    """'line_items[0].line_total' -> ['line_items', 0, 'line_total']."""
-    parts: list[str | int] = []
-    for name, index in _TOKEN.findall(path):
-        parts.append(int(index) if index else name)
+@functools.lru_cache(maxsize=4096)
+def parse_path(path: str) -> tuple[str | int, ...]:
+    """'line_items[0].line_total' -> ('line_items', 0, 'line_total'). Kept per path: the rules and the desk
+    ask for the same few hundred paths on every check."""
+    parts = tuple(int(index) if index else name for name, index in _TOKEN.findall(path))
     if not parts:
         raise KeyError(f"empty field path {path!r}")
     return parts
@@ -33,15 +34,17 @@ def is_proved(node: Any) -> bool:
 
 
 def iter_fields(answer: Any, prefix: str = "") -> Iterator[tuple[str, dict[str, Any]]]:
-    """Every proved leaf of the answer as (path, {"value", "proof"}), in document order."""
-    if is_proved(answer):
-        yield prefix, answer
-    elif isinstance(answer, dict):
-        for key, child in answer.items():
-            yield from iter_fields(child, f"{prefix}.{key}" if prefix else str(key))
-    elif isinstance(answer, list):
-        for i, child in enumerate(answer):
-            yield from iter_fields(child, f"{prefix}[{i}]")
+    """Every proved leaf of the answer as (path, {"value", "proof"}), in document order. A loop over a stack,
+    not recursion: every rule walks the whole answer on every check."""
+    stack = [(prefix, answer)]
+    while stack:
+        path, node = stack.pop()
+        if is_proved(node):
+            yield path, node
+        elif isinstance(node, dict):
+            stack.extend(reversed([(f"{path}.{key}" if path else str(key), child) for key, child in node.items()]))
+        elif isinstance(node, list):
+            stack.extend(reversed([(f"{path}[{i}]", child) for i, child in enumerate(node)]))
 
 
 def get_field(answer: Any, path: str) -> Any:
