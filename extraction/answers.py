@@ -94,3 +94,26 @@ def set_field(answer: dict[str, Any], path: str, value: Any) -> dict[str, Any]:
 def proved_paths(answer: Any) -> list[str]:
     return [path for path, _ in iter_fields(answer)]
 
+
+def is_proved_path(answer: Any, path: str) -> bool:
+    """Whether `path` is one of `proved_paths(answer)`, found by walking that path alone (an edit asks it of
+    one field of a hundred): spelled as `iter_fields` spells it, through no proved field, to a proved leaf."""
+    if not path:
+        return is_proved(answer)
+    try:
+        parts = parse_path(path)
+    except KeyError:
+        return False
+    if loc_to_path(parts) != path:
+        return False
+    node = answer
+    for part in parts:
+        if is_proved(node):
+            return False
+        if isinstance(part, int):
+            if not isinstance(node, list) or part >= len(node):
+                return False
+        elif not isinstance(node, dict) or part not in node:
+            return False
+        node = node[part]
+    return is_proved(node)

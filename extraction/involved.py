@@ -8,15 +8,18 @@ the answer to the browser as data, so there is one definition. Pure: no Django.
 from __future__ import annotations
 
 from collections.abc import Iterable
+from functools import lru_cache
 
 
-def field_and_holders(path: str) -> set[str]:
+@lru_cache(maxsize=4096)
+def field_and_holders(path: str) -> frozenset[str]:
     """`path` and every list or object holding it ('rows[3].votes' -> rows[3].votes, rows[3], rows): a rule
-    involves the field exactly when it names one of these."""
+    involves the field exactly when it names one of these. Kept per path: the triage asks it of every field
+    for every broken rule, on every edit, and a type's paths are few."""
     out = {path[:i] for i, ch in enumerate(path) if ch in "[." and i}
     if path:
         out.add(path)
-    return out
+    return frozenset(out)
 
 
 def involves(named: Iterable[str], path: str) -> bool:

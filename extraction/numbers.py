@@ -185,8 +185,10 @@ def _joined_digit_words(word: str, *, parts: int) -> list[int] | None:
     return None
 
 
+@functools.lru_cache(maxsize=4096)
 def parse_digit_words(text: str) -> int | None:
-    """'CERO CERO CINCO SEIS' -> 56; None when any token is not a digit word or there is none."""
+    """'CERO CERO CINCO SEIS' -> 56; None when any token is not a digit word or there is none. Kept per text:
+    the rules read every row's words on every check."""
     tokens = re.split(r"[\s,;/\-]+", text.strip())
     digits = [digit_words(t) for t in tokens if t]
     if not digits or any(d is None for d in digits):

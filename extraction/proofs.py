@@ -199,7 +199,18 @@ def resolve_field(node: dict[str, Any], ctx: RuleContext) -> list[ResolvedProof]
 
 
 def _resolve_field(node: dict[str, Any], ctx: RuleContext) -> list[ResolvedProof]:
-    memo: dict[str, list[ResolvedProof]] = ctx.cache.setdefault("resolved", {})
+    """A field's proofs resolved, kept in the context by its value and proofs, which alone decide them: each
+    check reads the answer afresh, and after an edit every field but one reads as before. `repr` tells 1,
+    1.0 and True apart, as JSON does."""
+    memo: dict[Any, list[ResolvedProof]] = ctx.cache.setdefault("resolved", {})
+    key = ("field", repr(node.get("value")), repr(node.get("proof")))
+    if key not in memo:
+        memo[key] = _resolve_refs(node, ctx, memo)
+    return memo[key]
+
+
+def _resolve_refs(node: dict[str, Any], ctx: RuleContext, memo: dict[Any, list[ResolvedProof]]
+                  ) -> list[ResolvedProof]:
     value = node.get("value")
     out: list[ResolvedProof] = []
     seen: set[str] = set()
@@ -216,7 +227,6 @@ def _resolve_field(node: dict[str, Any], ctx: RuleContext) -> list[ResolvedProof
     if len(out) > 1 and all(f.shows_value is False for f in out):
         return narrow_across(out, value, index=block_index(ctx), ctx=ctx) or out
     return out
-
 
 
 def resolve_proofs(
@@ -289,16 +299,21 @@ def _value_grounded_rule(*, word_numbers: bool) -> Rule:
         if ctx.prompt is None:
             return []
         out = []
+        # Kept beside the resolutions, by what alone decides it: a check after an edit meets every other
+        # field as it was. None: shown (or no proof, which proof_found reports); else the cited text.
+        memo = ctx.cache.setdefault("resolved", {})
         for path, node in iter_fields(answer):
             value = node.get("value")
             if not _has_value(value):
                 continue
-            found = resolve_field(node, ctx)
-            if not found:
-                continue  # proof_found already says so
-            if _grounded(value, found, word_numbers=word_numbers):
+            key = ("grounded", word_numbers, repr(value), repr(node.get("proof")))
+            if key not in memo:
+                found = resolve_field(node, ctx)
+                memo[key] = (None if not found or _grounded(value, found, word_numbers=word_numbers)
+                             else " ".join(f.text for f in found))
+            text = memo[key]
+            if text is None:
                 continue
-            text = " ".join(f.text for f in found)
             shown = json.dumps(value, ensure_ascii=False)
             out.append(
                 Violation(

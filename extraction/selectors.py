@@ -2,9 +2,11 @@
 
 from __future__ import annotations
 
-from dataclasses import dataclass, fields
-from typing import Any
+import json
+from functools import cache
+from typing import Any, NamedTuple
 
+from django.db import connections, router
 from django.db.models import Count, Q, QuerySet
 
 from extraction.models import Batch, Document, Extraction
@@ -134,10 +136,9 @@ def document_for_desk(*, document_id: int) -> Document:
     return Document.objects.select_related("batch", "claimed_by").get(pk=document_id)
 
 
-@dataclass(frozen=True, slots=True)
-class DeskField:
+class DeskField(NamedTuple):
     """What the desk and an edit's rules read of a FieldValue (read as values: an edit reads every field,
-    and building a model instance for each cost more than the query)."""
+    and building a model instance, or even a frozen dataclass, for each cost more than the query)."""
 
     path: str
     value: Any
@@ -148,18 +149,59 @@ class DeskField:
     field_confidence: float | None
 
 
+@cache
+def _desk_fields_sql() -> str:
+    """Every edit reads all of a document's fields: written out, the read costs a quarter of what the ORM
+    spends building it and converting each value. The names are the model's own."""
+    from extraction.models import FieldValue
+
+    meta = FieldValue._meta
+    columns = ", ".join(meta.get_field(name).column for name in DeskField._fields)
+    return (f"SELECT {columns} FROM {meta.db_table} "  # noqa: S608 - names from the model, the id a parameter
+            f"WHERE {meta.get_field('extraction').column} = %s ORDER BY {meta.get_field('position').column}")
+
+
+def _json(value: Any) -> Any:
+    """A JSON column as JSONField reads it: the database hands over its text (PostgreSQL's too, as Django
+    sets psycopg up), None for SQL NULL."""
+    return json.loads(value) if isinstance(value, str | bytes) else value
+
+
+def _json_all(texts: list) -> list:
+    """Many JSON columns' texts decoded at once, as one array: each is a whole JSON text (JSONField wrote
+    it), and one decode of three hundred costs a tenth of three hundred decodes."""
+    if all(isinstance(t, str) or t is None for t in texts):
+        return json.loads("[" + ",".join(["null" if t is None else t for t in texts]) + "]")
+    return [_json(t) for t in texts]
+
+
 def desk_fields(*, extraction) -> dict[str, DeskField]:
     """An extraction's fields by path, as the desk shows them (one query)."""
     from extraction.models import FieldValue
 
-    rows = FieldValue.objects.filter(extraction=extraction).values_list(*(f.name for f in fields(DeskField)))
-    return {row[0]: DeskField(*row) for row in rows}
+    with connections[router.db_for_read(FieldValue)].cursor() as cursor:
+        cursor.execute(_desk_fields_sql(), [extraction.pk])
+        rows = cursor.fetchall()
+    decoded = iter(_json_all([text for row in rows for text in row[1:4]]))
+    return {row[0]: DeskField(row[0], next(decoded), next(decoded), next(decoded), row[4], bool(row[5]), row[6])
+            for row in rows}
+
+
+@cache
+def _desk_violations_sql() -> str:
+    from extraction.models import Violation
+
+    meta = Violation._meta
+    return (f"SELECT * FROM {meta.db_table} "  # noqa: S608 - names from the model, the id a parameter
+            f"WHERE {meta.get_field('extraction').column} = %s ORDER BY {meta.pk.column}")
 
 
 def desk_violations(*, extraction) -> list:
+    """The extraction's Violation rows in their order, labelled. Every edit reads them: a raw query (the
+    model's own conversions, none of the ORM's building) costs a third of the ORM's."""
     from extraction.models import Violation
 
-    return violations_labelled(list(Violation.objects.filter(extraction=extraction).order_by("id")))
+    return violations_labelled(list(Violation.objects.raw(_desk_violations_sql(), [extraction.pk])))
 
 
 def violations_labelled(violations: list) -> list:

@@ -26,7 +26,7 @@ def user_roles(user) -> frozenset[str]:
         return frozenset()
     if user.is_superuser:
         return frozenset(ROLES)
-    cached = getattr(user, "_proofdesk_roles", None)
+    cached = getattr(user, "_proofdesk_roles", None)  # set by the backend that read the user (auth_backend)
     if cached is None:
         cached = frozenset(user.groups.filter(name__in=ROLES).values_list("name", flat=True))
         user._proofdesk_roles = cached

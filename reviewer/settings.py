@@ -68,6 +68,9 @@ MIDDLEWARE = [
     "django_htmx.middleware.HtmxMiddleware",
 ]
 
+# Django's model backend, which also reads the user's roles with the user (one query per request, not two)
+AUTHENTICATION_BACKENDS = ["reviewer.auth_backend.UserWithRolesBackend"]
+
 ROOT_URLCONF = "reviewer.urls"
 WSGI_APPLICATION = "reviewer.wsgi.application"
 ASGI_APPLICATION = "reviewer.asgi.application"

@@ -333,3 +333,20 @@ def test_rules_still_broken_the_same_way_keep_their_rows_and_the_desk_gets_the_r
     stored = list(Violation.objects.filter(extraction=acta.extraction))
     assert len(stored) == 1 and stored[0].pk != kept.pk and "NUEVE" in stored[0].message
     assert [(v.pk, v.message) for v in result.stored] == [(stored[0].pk, stored[0].message)]
+
+
+def test_the_desk_reads_every_field_as_the_model_stores_it(db):
+    # The desk's read of the fields is written out in SQL (every edit makes it): it must decode what the
+    # ORM decodes, on this database, in the stored order.
+    from extraction.selectors import DeskField, desk_fields
+
+    acta = flagged_acta(seed=4)
+    FieldValue.objects.filter(extraction=acta.extraction, path="acta_id").update(
+        corrected=True, value={"nested": [1, 2.5, None, "ñ"]}, model_value=None, field_confidence=0.25)
+    stored = FieldValue.objects.filter(extraction=acta.extraction).order_by("position")
+    expected = {fv.path: DeskField(fv.path, fv.value, fv.model_value, fv.proofs, fv.confidence, fv.corrected,
+                                   fv.field_confidence) for fv in stored}
+    read = desk_fields(extraction=acta.extraction)
+    assert list(read) == list(expected) and read == expected
+    assert read["acta_id"].corrected is True and read["acta_id"].value == {"nested": [1, 2.5, None, "ñ"]}
+    assert any(f.proofs for f in read.values()) and all(f.corrected is False for p, f in read.items() if p != "acta_id")

@@ -98,3 +98,23 @@ def test_roles_taken_away_and_a_deactivation_hold_from_the_users_next_request(cl
     response = client.get(reverse("audit_home"))
     assert response.status_code == 302 and "/login/" in response["Location"]
 
+
+def test_a_user_in_groups_that_are_no_roles_has_exactly_their_roles_and_one_query_reads_both(users):
+    # The backend reads the user and their roles in one join: a group that is no role adds a row, not a role.
+    from django.contrib.auth.models import Group
+    from django.db import connection
+    from django.test.utils import CaptureQueriesContext
+
+    from reviewer.access import user_roles
+    from reviewer.auth_backend import UserWithRolesBackend
+
+    reviewer = users["reviewer"]
+    reviewer.groups.add(Group.objects.create(name="night-shift"), Group.objects.get(name="supervisor"))
+    backend = UserWithRolesBackend()
+    with CaptureQueriesContext(connection) as queries:
+        loaded = backend.get_user(str(reviewer.pk))
+        roles = user_roles(loaded)
+    assert loaded == reviewer and roles == {"reviewer", "supervisor"} and len(queries.captured_queries) == 1
+    nobody = User.objects.create_user(username="no-roles", password=PASSWORD)
+    assert user_roles(backend.get_user(nobody.pk)) == frozenset()
+    assert backend.get_user("not-a-number") is None and backend.get_user(10**9) is None

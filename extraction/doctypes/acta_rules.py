@@ -268,6 +268,9 @@ def _party_spans() -> list[tuple[str, list[str]]]:
     return [(p, p.split()) for p in PARTIES]
 
 
+_PARTY_WORDS = frozenset(tuple(p.split()) for p in PARTIES)
+
+
 def _cites_party(tokens: list[str], party_tokens: list[str]) -> bool:
     """Whether the tokens name the party: its words in a row, or run together where the OCR lost the
     space between them (ELCAMBIO)."""
@@ -323,10 +326,11 @@ def _row_neighbours(block: OcrBlock | None, index: Any, ctx: RuleContext) -> lis
     return []
 
 
-def _proof_row_tokens(found: list, index: Any, ctx: RuleContext) -> list[str]:
+def _proof_rows(found: list, index: Any, ctx: RuleContext) -> tuple[list[str], list[tuple[str, list[str]]]]:
     """The words of the rows a field's resolved proofs stand in (the cited text and its row's neighbours),
-    folded; kept per context by the cited blocks, which alone decide them."""
-    memo: dict[tuple, list[str]] = ctx.cache.setdefault("acta_proof_row_tokens", {})
+    folded, and the parties those words name (name, its words); kept per context by the cited blocks, which
+    alone decide them (an edit checks every row again, and most rows cite what they cited before)."""
+    memo: dict[tuple, tuple[list[str], list[tuple[str, list[str]]]]] = ctx.cache.setdefault("acta_proof_rows", {})
     key = tuple((f.block_id, f.text) for f in found)
     if key not in memo:
         texts = []
@@ -336,8 +340,21 @@ def _proof_row_tokens(found: list, index: Any, ctx: RuleContext) -> list[str]:
             use_parent = block is not None and block.type is BlockType.WORD and parent is not None
             texts.append(parent.text if use_parent and parent else f.text)
             texts += _row_neighbours(parent if use_parent else block, index, ctx)
-        memo[key] = re.findall(r"[A-Z0-9]+", fold(" ".join(texts)))
+        tokens = re.findall(r"[A-Z0-9]+", fold(" ".join(texts)))
+        memo[key] = tokens, [(p, pt) for p, pt in _party_spans() if tokens and _cites_party(tokens, pt)]
     return memo[key]
+
+
+def _other_party(own: list[str], found: list, index: Any, ctx: RuleContext) -> str | None:
+    """The first party other than `own` whose row the resolved proofs stand in, when they do not stand in
+    `own`'s; None when they stand in no party's row or in `own`'s."""
+    tokens, cited = _proof_rows(found, index, ctx)
+    if not tokens:
+        return None
+    # a party of the form is cited or not as the memo says; a name the form lacks is looked for
+    if any(pt == own for _, pt in cited) or (tuple(own) not in _PARTY_WORDS and _cites_party(tokens, own)):
+        return None
+    return next((p for p, pt in cited if pt != own), None)
 
 
 def row_proof_party(answer: dict[str, Any], ctx: RuleContext) -> list[Violation]:
@@ -348,26 +365,28 @@ def row_proof_party(answer: dict[str, Any], ctx: RuleContext) -> list[Violation]
     if ctx.prompt is None:
         return []
     index = block_index(ctx)
-    spans = _party_spans()
+    # Each field's verdict is kept beside the context's resolutions (its size bound covers both), by what alone
+    # decides it: the row's party and the field's value and proofs. A check after an edit meets the rest as it was.
+    memo = ctx.cache.setdefault("resolved", {})
     out = []
     for i, row in enumerate(_rows(answer)):
-        own = fold(str(row.get("party", ""))).split()
+        party = str(row.get("party", ""))
         for key in ("votes", "votes_words"):
             node = row.get(key)
             if not isinstance(node, dict) or node.get("value") is None:
                 continue
-            tokens = _proof_row_tokens(resolve_field(node, ctx), index, ctx)
-            if not tokens or _cites_party(tokens, own):
-                continue
-            others = [p for p, pt in spans if pt != own and _cites_party(tokens, pt)]
-            if others:
+            memo_key = ("acta_row_party", party, repr(node.get("value")), repr(node.get("proof")))
+            if memo_key not in memo:
+                memo[memo_key] = _other_party(fold(party).split(), resolve_field(node, ctx), index, ctx)
+            other = memo[memo_key]
+            if other is not None:
                 out.append(
                     Violation(
                         code="row_proof_party",
                         fields=(f"rows[{i}].{key}",),
                         expected=row.get("party"),
-                        found=others[0],
-                        message=f"{_row_label(i, row)}: {key} cite a line of party {others[0]}, not of "
+                        found=other,
+                        message=f"{_row_label(i, row)}: {key} cite a line of party {other}, not of "
                         f"{row.get('party')}; read this row's own line",
                     )
                 )

@@ -14,7 +14,7 @@ from typing import Annotated, Any, Generic, NamedTuple, TypeVar
 import pydantic
 from pydantic import BaseModel, BeforeValidator, ConfigDict, Field, PlainSerializer, model_validator
 
-from extraction.answers import get_value, iter_fields, loc_to_path, proved_paths, set_field
+from extraction.answers import get_value, is_proved_path, iter_fields, loc_to_path, set_field
 from extraction.loop import AnswerParseError
 from extraction.numbers import parse_number
 from extraction.proof_refs import ProofRef
@@ -264,7 +264,7 @@ class DocumentType:
     def edit_answer(self, answer: dict[str, Any], path: str, raw: str | None) -> dict[str, Any]:
         """The answer with the field at `path` set to a reviewer's text, checked against what the type
         declares editable and the field's type, then parsed by the schema. EditRefused says why not."""
-        if path not in proved_paths(answer):
+        if not is_proved_path(answer, path):
             raise EditRefused(f"{path!r} cannot be corrected: it is not one of this document's values.")
         kind = Any
         if self.editable:

@@ -30,7 +30,7 @@ from extraction.services.extract import ocr_pages_of
 from extraction.violations import RuleContext
 
 KEPT_DOCUMENTS = 16  # documents whose context a process keeps (a reviewer works on one at a time)
-MAX_MEMO = 20_000  # resolved proofs kept for one document before its context is built afresh
+MAX_MEMO = 20_000  # per-field results (resolved proofs, verdicts) kept for one document before it is built afresh
 
 
 @dataclass

@@ -10,12 +10,13 @@ from __future__ import annotations
 import json
 import re
 from collections import Counter, defaultdict
+from functools import lru_cache
 from html import escape
 from typing import Any
 from urllib.parse import quote
 
 from django.conf import settings
-from django.urls import reverse
+from django.urls import get_script_prefix, reverse
 from django.utils.safestring import SafeString, mark_safe
 
 from extraction import selectors
@@ -129,10 +130,22 @@ def field_context(*, user, document: Document, path: str) -> dict[str, Any]:
     return {"document": document, "item": items.get(path), **perms, **_urls(document)}
 
 
+# The desk's own addresses as the context names them: the status bar and every cell link to them.
+_DESK_URLS = {"desk_url": "desk_document", "edit_url": "desk_edit", "history_url": "desk_history",
+              "verify_url": "desk_verify", "reject_url": "desk_reject", "claim_url": "desk_claim",
+              "release_url": "desk_release", "send_back_url": "desk_send_back"}
+
+
 def _urls(document: Document) -> dict[str, str]:
-    """The desk's own addresses, reversed once for every cell that links to them."""
-    return {"desk_url": reverse("desk_document", args=[document.id]),
-            "edit_url": reverse("desk_edit", args=[document.id])}
+    """The desk's own addresses for this document, reversed once per process (an edit's response shows ten)."""
+    return dict(_desk_urls(document.id, get_script_prefix()))
+
+
+@lru_cache(maxsize=1024)
+def _desk_urls(document_id: int, prefix: str) -> tuple[tuple[str, str], ...]:
+    """Kept by the script prefix too: reversing reads it, and it is the deployment's, not the document's."""
+    return (*((key, reverse(name, args=[document_id])) for key, name in _DESK_URLS.items()),
+            ("queue_url", reverse("queue")), ("next_url", reverse("queue_next")))
 
 
 def edit_context(*, user, edited: review.EditResult, path: str) -> dict[str, Any] | None:
@@ -161,13 +174,15 @@ def edit_context(*, user, edited: review.EditResult, path: str) -> dict[str, Any
     labels = field_labels(groups)
     perms = desk_permissions(user=user, document=document)
     cell = _cell_maker(edited.stored, labels=labels, fields=fields, can_edit=perms["can_edit"])
-    cell_before = _cell_maker(edited.stored_before, labels=labels, fields=fields, can_edit=perms["can_edit"])
+    rules_now, rules_then = _rules_of(edited.stored), _rules_of(edited.stored_before)
     items = {}
     for p, fi in infos.items():
-        if p == path or fi.value != values_before[p] or not field_and_holders(p).isdisjoint(named):
-            item = cell(fi)
-            if p == path or _shown(item) != _shown(cell_before(fi._replace(value=values_before[p]))):
-                items[p] = item
+        # Another field keeps its FieldValue and label: its cell reads otherwise only through its value or
+        # what it shows of its rules, so only those are compared (a mended sum sends forty cells).
+        if (p == path or fi.value != values_before[p]
+                or (not field_and_holders(p).isdisjoint(named)
+                    and _rules_shown(rules_now(p), p) != _rules_shown(rules_then(p), p))):
+            items[p] = cell(fi)
     return {
         **_bars(document=document, extraction=extraction, violations=edited.stored, labels=labels,
                 shorts={p: fi.label for p, fi in infos.items()},
@@ -190,9 +205,11 @@ def _shape(groups: list) -> list:
              [[fi.path for fi in row] for row in g.rows]) for g in groups]
 
 
-def _shown(item: dict) -> dict:
-    """What a cell shows of its item (the rules through their labels and notes; not the row objects)."""
-    return {k: v for k, v in item.items() if k not in ("fv", "rules")}
+def _rules_shown(rules: list, path: str) -> tuple:
+    """What the cell of the field at `path` shows of the broken rules involving it (`_cell_maker`): their
+    labels, and what each `value_grounded` of the field itself found (its notes quote it)."""
+    return (sorted({v.label for v in rules}),
+            [v.found for v in rules if v.code == "value_grounded" and path in (v.fields or [])])
 
 
 def find_item(groups: list[dict], path: str) -> dict | None:
@@ -326,12 +343,11 @@ def field_items(document: Document, extraction: Extraction | None, violations: l
 def _cell_maker(violations: list, *, labels: FieldLabels, fields: dict, can_edit: bool):
     """A function building one field's item (what its cell shows) from the rows given here. What it reads of a
     broken rule is `_rule_in_cells`: an edit's response compares only that."""
-    named = [(v, set(v.fields or [])) for v in violations]  # each rule's names, read once for every field
+    rules_of = _rules_of(violations)
 
     def item(fi) -> dict:
         fv = fields.get(fi.path)
-        holders = field_and_holders(fi.path)
-        rules = [v for v, names in named if not holders.isdisjoint(names)]
+        rules = rules_of(fi.path)
         label = labels.get(fi.path, fi.label)
         rule_labels = sorted({v.label for v in rules})
         ungrounded = [v for v in rules if v.code == "value_grounded" and fi.path in (v.fields or [])]
@@ -350,6 +366,17 @@ def _cell_maker(violations: list, *, labels: FieldLabels, fields: dict, can_edit
         }
 
     return item
+
+
+def _rules_of(violations: list):
+    """A function giving the broken rules that involve a field, by its path, in the order given."""
+    named = [(v, set(v.fields or [])) for v in violations]  # each rule's names, read once for every field
+
+    def rules_of(path: str) -> list:
+        holders = field_and_holders(path)
+        return [v for v, names in named if not holders.isdisjoint(names)]
+
+    return rules_of
 
 
 def _unsure(fv) -> bool:

@@ -11,7 +11,7 @@ from extraction.doctypes.acta_layout import DIGIT_WORDS, PARTIES
 from extraction.grounding import supports
 from extraction.ocr.blocks import BBox, BlockType, OcrBlock
 from extraction.prompt_doc import PromptDocument
-from extraction.proofs import resolve_proofs, universal_rules
+from extraction.proofs import resolve_field, resolve_proofs, universal_rules
 from extraction.validation import make_validator, run_rules
 from extraction.violations import RuleContext
 
@@ -412,3 +412,13 @@ def test_a_currency_code_is_grounded_by_the_symbol_printed_on_the_page():
     assert not supports("ZAR", "R 100")  # a lone letter shows nothing
     assert supports("INR", "Room Charges Rs 1939") and supports("INR", "Discount of Rs. -40.00")
     assert not supports("INR", "COLOURS 12")
+
+
+def test_fields_citing_the_same_proof_share_a_resolution_only_for_the_same_value(sheet):
+    # Resolutions are kept across checks by a field's value and proofs: 1, 1.0 and True are different values.
+    proof = [{"type": "LINE", "id": 1}]
+    nodes = [{"value": v, "proof": [dict(p) for p in proof]} for v in (1, 1.0, True, 1)]
+    resolved = [resolve_field(node, sheet) for node in nodes]
+    keys = {k for k in sheet.cache["resolved"] if isinstance(k, tuple) and k[0] == "field"}
+    assert {("field", shown, repr(proof)) for shown in ("1", "1.0", "True")} <= keys
+    assert resolved[0] == resolved[3]
