@@ -153,12 +153,11 @@ def edit_context(*, user, edited: review.EditResult, path: str) -> dict[str, Any
     otherwise (`changed_items`, out of band), the triage and the status bar. None when the fields pane itself
     changed shape (a row label, a column or a field came or went): then the whole pane goes back.
 
-    Only the cells the edit can have changed are built, as the page showed them and as they are now: the
-    edited one, those whose value differs, and those a rule involves that is broken now and was not before,
-    or the other way, as far as cells show it (a sum's message changes with every edit of a row it adds up;
-    its forty cells show only that it is broken). Every other cell has the same value, FieldValue, label and
-    rules, so it reads the same. Fields other than the edited one keep their FieldValues, so the edit's own
-    serve for both."""
+    Only the cells the edit changed are built: the edited one, those whose value differs, and those of the
+    fields a rule involves that is broken now and was not before, or the other way, as far as cells show it
+    (`_rule_in_cells`: a sum's message changes with every edit of a row it adds up, but its forty cells show
+    only that it is broken), when what such a cell shows of its rules (`_rules_shown`) differs. Fields other
+    than the edited one keep their FieldValues and labels, so nothing else can make their cells differ."""
     document, extraction, fields = edited.document, edited.extraction, edited.fields or {}
     try:
         doctype = get_doctype(extraction.doctype or document.batch.doctype)
@@ -341,8 +340,9 @@ def field_items(document: Document, extraction: Extraction | None, violations: l
 
 
 def _cell_maker(violations: list, *, labels: FieldLabels, fields: dict, can_edit: bool):
-    """A function building one field's item (what its cell shows) from the rows given here. What it reads of a
-    broken rule is `_rule_in_cells`: an edit's response compares only that."""
+    """A function building one field's item (what its cell shows) from the rows given here. What a cell reads
+    of a broken rule is `_rule_in_cells`, and of the rules involving it `_rules_shown`: an edit's response
+    compares only those."""
     rules_of = _rules_of(violations)
 
     def item(fi) -> dict:
