@@ -264,11 +264,8 @@ def degenerate_answer(answer: dict[str, Any], ctx: RuleContext) -> list[Violatio
     ]
 
 
-def _party_spans() -> list[tuple[str, list[str]]]:
-    return [(p, p.split()) for p in PARTIES]
-
-
-_PARTY_WORDS = frozenset(tuple(p.split()) for p in PARTIES)
+_PARTY_SPANS = [(p, p.split()) for p in PARTIES]  # each party of the form and its words
+_PARTY_WORDS = frozenset(tuple(words) for _, words in _PARTY_SPANS)
 
 
 def _cites_party(tokens: list[str], party_tokens: list[str]) -> bool:
@@ -341,7 +338,7 @@ def _proof_rows(found: list, index: Any, ctx: RuleContext) -> tuple[list[str], l
             texts.append(parent.text if use_parent and parent else f.text)
             texts += _row_neighbours(parent if use_parent else block, index, ctx)
         tokens = re.findall(r"[A-Z0-9]+", fold(" ".join(texts)))
-        memo[key] = tokens, [(p, pt) for p, pt in _party_spans() if tokens and _cites_party(tokens, pt)]
+        memo[key] = tokens, [(p, pt) for p, pt in _PARTY_SPANS if _cites_party(tokens, pt)] if tokens else []
     return memo[key]
 
 
