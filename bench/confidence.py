@@ -3,16 +3,18 @@ and what does the suspicious-pass route catch for the review load it adds?
 
 Run from the project root:
     .venv/bin/python bench/confidence.py [--seeds 5] [--scan-seeds 0] [--layouts a,b]
+    .venv/bin/python bench/confidence.py --layouts none --sampled-pdfs 100 --sampled-scans 100
 
 The documents and readings are those of bench/unseen_layouts.py (same sheets, OCR cache, scripted models
 of tests/acta_models.py through the scripted OpenAI-compatible server and extraction.reading.read_pages).
 Every field of every kept answer gets the signals of extraction/confidence_signals.py and a label: right
-when it equals what the sheet prints. The confidence model is fitted on the TUNE layouts (the per-kind
-"corrected" rate is the TUNE share of wrong fields, as reviews would give it) and reported on the MEASURE
-layouts, held back: AUROC of confidence for right vs wrong fields, expected calibration error (10 bins),
-Brier score, for the documented prior and for the fit. The suspicious-pass threshold is chosen on TUNE as
-the highest that adds at most 10% to the review load (flagged documents); on MEASURE it is reported with
-the passing documents it routes and the wrong-but-passing documents among them.
+when it equals what the sheet prints. The confidence model is fitted on the TUNE layouts and TUNE sampled
+sheets (the per-kind "corrected" rate is the TUNE share of wrong fields, as reviews would give it) and
+reported on the MEASURE layouts and MEASURE sampled sheets, held back: AUROC of confidence for right vs wrong
+fields, expected calibration error (10 bins), Brier score, for the documented prior and for the fit. The
+suspicious-pass threshold is chosen on TUNE as the highest that adds at most 10% to the review load (flagged
+documents); on MEASURE it is reported with the passing documents it routes and the wrong-but-passing documents
+among them.
 
 With `--no-proof-rules` the loop's rules are only the type's own (sums, digits against words, rows), as in
 the seed study, which had no proof rules: forced sums, moved votes and all-zero rounds then pass every rule
@@ -38,7 +40,7 @@ ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 sys.path.insert(0, str(ROOT / "bench"))
 
-from unseen_layouts import CACHE, FIRST_SEED, OCR_CODE, Doc, _ocr, document_bytes  # noqa: E402
+from unseen_layouts import CACHE, FIRST_SEED, OCR_CODE, Doc, _ocr, document_bytes, sampled_docs  # noqa: E402
 
 from extraction import render  # noqa: E402
 from extraction.acta.layouts import LAYOUTS  # noqa: E402
@@ -51,7 +53,6 @@ from extraction.ocr.blocks import SourceDocument  # noqa: E402
 from extraction.ocr.registry import get_engine  # noqa: E402
 from extraction.reading import read_pages  # noqa: E402
 from extraction.second_engine import page_words, second_engine_agreement  # noqa: E402
-from extraction.violations import RuleContext  # noqa: E402
 from tests.acta_models import MODELS, ActaModel, model_step, wrong_fields  # noqa: E402
 from tests.llm_server import SCRIPTED_MODEL, ScriptedLLMServer  # noqa: E402
 
@@ -105,8 +106,7 @@ def read_all(docs: list[Doc], ocr: dict, models: list[str], second: dict | None 
                 result = reading.result
                 if result.answer is None:
                     continue
-                ctx = RuleContext(prompt=reading.prompt, blocks=[b for p in pages for b in p.blocks],
-                                  word_numbers=doctype.word_numbers)
+                ctx = reading.ctx
                 kept = result.best.number
                 agreement = (second_engine_agreement(answer=result.answer, ctx=ctx, words_by_page=second[doc])
                              if second else None)
@@ -150,7 +150,14 @@ def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--seeds", type=int, default=5, help="sheets per layout read as born-digital PDFs")
     parser.add_argument("--scan-seeds", type=int, default=0, help="sheets per layout read as scans (slow OCR)")
-    parser.add_argument("--layouts", default="", help="comma-separated layout names (default: all)")
+    parser.add_argument("--layouts", default="", help="comma-separated layout names (default: all; 'none' for none)")
+    parser.add_argument("--sampled-pdfs", type=int, default=0,
+                        help="sampled sheets (bench/unseen_layouts.py) per split read as PDFs: fitted on TUNE, "
+                        "reported on MEASURE")
+    parser.add_argument("--sampled-scans", type=int, default=0, help="sampled sheets per split read as scans")
+    parser.add_argument("--sampled-skip", type=int, default=0, help="start after each split's first N seeds")
+    parser.add_argument("--sampled-splits", default="tune,measure", help="which splits of sampled sheets to read "
+                        "(tune alone while building: its figures are then in-sample)")
     parser.add_argument("--models", default=",".join(MODELS), help="comma-separated scripted models")
     parser.add_argument("--jobs", type=int, default=2, help="processes for OCR not yet cached")
     parser.add_argument("--second-engine", default="", choices=["", "tesseract", "rapidocr"],
@@ -163,10 +170,13 @@ def main() -> int:
 
         extraction.validation.universal_rules = lambda **kwargs: []  # make_validator looks it up at each call
 
-    layouts = [n for n in (args.layouts.split(",") if args.layouts else LAYOUTS) if n]
+    layouts = [] if args.layouts == "none" else [n for n in (args.layouts.split(",") if args.layouts else LAYOUTS) if n]
     models = [m for m in args.models.split(",") if m]
     docs = [Doc(n, FIRST_SEED + k, "pdf") for n in layouts for k in range(args.seeds)]
     docs += [Doc(n, FIRST_SEED + k, "scan") for n in layouts for k in range(args.scan_seeds)]
+    if args.sampled_pdfs or args.sampled_scans:
+        docs += [d for split in args.sampled_splits.split(",")
+                 for d in sampled_docs(split, pdfs=args.sampled_pdfs, scans=args.sampled_scans, skip=args.sampled_skip)]
     started = time.monotonic()
     with ProcessPoolExecutor(max_workers=max(1, args.jobs)) as pool:
         ocr = dict(zip(docs, pool.map(_ocr, docs), strict=True))
@@ -189,6 +199,7 @@ def main() -> int:
     fitted = fit(tune_rows, tune_labels)
     prior = prior_model()
     print(f"## Field confidence: {len(layouts)} layouts, {args.seeds} PDF + {args.scan_seeds} scan sheets each, "
+          f"{args.sampled_pdfs} PDF + {args.sampled_scans} scan sampled sheets per split, "
           f"models: {', '.join(models)}{', no proof rules' if args.no_proof_rules else ''}"
           f"{', second engine ' + args.second_engine if args.second_engine else ''} "
           f"({time.monotonic() - started:.0f} s)")
@@ -201,7 +212,7 @@ def main() -> int:
             print(f"| {split} | {name} | {len(labels)} | {labels.count(0)} | {_f(auroc(scores, labels))} | "
                   f"{_f(ece(scores, labels))} | {_f(brier(scores, labels), 4)} |")
 
-    if args.scan_seeds:  # born-digital pages give deterministic signals; scans are where calibration is tested
+    if args.scan_seeds or args.sampled_scans:  # born-digital pages give deterministic signals; scans test calibration
         print("\n| MEASURE (held back), by input | model | fields | wrong | AUROC | ECE | Brier |")
         print("| --- | --- | ---: | ---: | ---: | ---: | ---: |")
         for kind in ("pdf", "scan"):

@@ -5,7 +5,7 @@ No database: generated actas (and the invoices of ../shared/data/invoices, when 
 OCR engine (pdf-text by default, exact; rapidocr for scans), the prompt the model would see is rendered,
 the correct answer is built with proofs from that prompt (tests/acta_answers.py for actas; the known
 answers' values located in the blocks for invoices), then each error class is injected and the answer is
-validated with make_validator(doctype, RuleContext(prompt, blocks)) -- schema, the type's rules and the
+validated with make_validator(doctype, reading_context(...)) -- schema, the type's rules and the
 proof rules. An injection is *caught* when it breaks a rule the correct answer did not break.
 
 Injecting into the answer alone flatters the proof rule: the page still shows the right value, so
@@ -38,8 +38,8 @@ from extraction.doctypes.registry import get_doctype  # noqa: E402
 from extraction.ocr.blocks import BlockType, OcrBlock, PageImage, SourceDocument  # noqa: E402
 from extraction.ocr.registry import get_engine  # noqa: E402
 from extraction.prompt import render_prompt  # noqa: E402
+from extraction.reading_context import reading_context  # noqa: E402
 from extraction.validation import make_validator  # noqa: E402
-from extraction.violations import RuleContext  # noqa: E402
 from tests import acta_answers as aa  # noqa: E402
 
 DIGITS = ["CERO", "UNO", "DOS", "TRES", "CUATRO", "CINCO", "SEIS", "SIETE", "OCHO", "NUEVE"]
@@ -167,7 +167,7 @@ def bench_actas(n: int, per_doc: int, engine: str, tally: Tally, tmp: Path) -> d
         pages = _read(engine, acta.pdf_bytes, tmp, f"acta-{seed}")
         prompt = render_prompt(pages)
         blocks = [b for p in pages for b in p.blocks]
-        ctx = RuleContext(prompt=prompt, blocks=blocks)
+        ctx = reading_context(doctype=doctype, input_mode="text", prompt=prompt, blocks=blocks)
         validate = make_validator(doctype, ctx)
         try:
             answer = doctype.parse_answer(aa.correct_answer(prompt.text, acta.printed))
@@ -195,7 +195,7 @@ def bench_actas(n: int, per_doc: int, engine: str, tally: Tally, tmp: Path) -> d
         bad = generate_acta(seed=seed, layout=layout, errors=["sum_mismatch"])
         pages = _read(engine, bad.pdf_bytes, tmp, f"acta-{seed}-sum")
         prompt = render_prompt(pages)
-        validate = make_validator(doctype, RuleContext(prompt=prompt, blocks=[b for p in pages for b in p.blocks]))
+        validate = make_validator(doctype, reading_context(doctype=doctype, input_mode="text", pages=pages))
         try:
             honest = doctype.parse_answer(aa.correct_answer(prompt.text, bad.printed))
         except ValueError:
@@ -226,7 +226,7 @@ def _ocr_carried(doctype, printed: dict, answer: dict, pages, ctx, keys: set, rn
     for name, shown in cases:
         spoiled = _shown_as(pages, word.id, text, shown)
         sp_prompt = render_prompt(spoiled)
-        sp_validate = make_validator(doctype, RuleContext(prompt=sp_prompt, blocks=[b for p in spoiled for b in p.blocks]))
+        sp_validate = make_validator(doctype, reading_context(doctype=doctype, input_mode="text", pages=spoiled))
         copied_print = copy.deepcopy(printed)
         copied_print["rows"][row]["votes_text"] = shown
         try:
@@ -262,9 +262,9 @@ def _shown_as(pages, block_id: str, old: str, new: str):
 def _shown_word(answer: dict, path: str, ctx) -> OcrBlock | None:
     """The WORD that shows the value at `path` (its proof narrowed to words), or None."""
     from extraction.answers import get_field
-    from extraction.proofs import block_index, resolve_field
+    from extraction.proofs import block_index, resolve_path
 
-    found = [f for f in resolve_field(get_field(answer, path), ctx) if f.type == "WORD"]
+    found = [f for f in resolve_path(answer, path, get_field(answer, path), ctx) if f.type == "WORD"]
     return block_index(ctx).by_id.get(found[0].block_id) if len(found) == 1 else None
 
 
@@ -285,7 +285,7 @@ def bench_invoices(per_doc: int, tally: Tally, tmp: Path) -> dict[str, int] | No
                                            pages=[PageImage(r.number, r.path, r.width, r.height) for r in rendered]))
         prompt = render_prompt(pages)
         blocks = [b for p in pages for b in p.blocks]
-        ctx = RuleContext(prompt=prompt, blocks=blocks)
+        ctx = reading_context(doctype=doctype, input_mode="text", prompt=prompt, blocks=blocks)
         validate = make_validator(doctype, ctx)
         answer = doctype.parse_answer(correct_invoice_answer(pdf.stem, load_truth(pdf.stem), prompt, blocks))
         baseline = validate(answer)
@@ -329,8 +329,7 @@ def bench_invoices(per_doc: int, tally: Tally, tmp: Path) -> dict[str, int] | No
             if shown == word.text:
                 continue
             spoiled = _shown_as(pages, word.id, word.text, shown)
-            sp_prompt = render_prompt(spoiled)
-            sp_validate = make_validator(doctype, RuleContext(prompt=sp_prompt, blocks=[b for p in spoiled for b in p.blocks]))
+            sp_validate = make_validator(doctype, reading_context(doctype=doctype, input_mode="text", pages=spoiled))
             copied = aa.copy.deepcopy(answer)
             copied["line_items"][i]["line_total"]["value"] = _money(wrong)
             tally.record("invoice line total misread (the text shows it)", _new_codes(sp_validate, copied, keys),

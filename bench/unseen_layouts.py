@@ -2,21 +2,30 @@
 
 Run from the project root:
     .venv/bin/python bench/unseen_layouts.py [--seeds 5] [--scan-seeds 6] [--no-scans] [--layouts a,b]
+    .venv/bin/python bench/unseen_layouts.py --sampled measure [--sampled-pdfs 100] [--sampled-scans 100]
 
-For every layout of the acta generator (extraction/acta/layouts.py: TUNE_LAYOUTS may be tuned on,
-MEASURE_LAYOUTS are only measured) and every seed, a clean sheet is made as a born-digital PDF and as a
-scan degraded in the layout's style. Each is read the production way, without Django: pages rendered
-(extraction.render), OCR by the `auto` engine (the PDF text layer; rapidocr for the scan), then for each
-scripted model (tests/acta_models.py: one that reads right, five that err as a real model did in the seed
-study) the validation loop runs through extraction.reading.read_pages -- prompt, messages, the LLM client
-against the scripted OpenAI-compatible server on loopback, the acta rules and the proof rules, feedback,
-best round kept.
+Two kinds of sheets. The FIXED layouts: every layout of extraction/acta/layouts.py (TUNE_LAYOUTS may be
+tuned on, MEASURE_LAYOUTS are only measured), each seed a clean sheet as a born-digital PDF and as a scan
+degraded in the layout's style. The SAMPLED layouts (`--sampled tune|measure|both`): every sheet's layout
+drawn convention by convention from its seed (extraction/acta/conventions.py: how counts are printed, where
+the words go, merged and rotated cells, blocks side by side, totals, page, fills, rules, header numbers,
+signatures, stamps, fonts; its scan degraded with parameters of its own), TUNE seeds from
+SAMPLED_TUNE_FROM, which may be looked at, MEASURE seeds from SAMPLED_MEASURE_FROM, which are only reported
+on. For sampled sheets that fail, the conventions they have in common are printed.
+
+Each sheet is read the production way, without Django: pages rendered (extraction.render), OCR by the
+`auto` engine (the PDF text layer; rapidocr for the scan), then for each scripted model (tests/acta_models.py:
+one that reads right, five that err as a real model did in the seed study) the validation loop runs through
+extraction.reading.read_pages -- prompt, messages, the LLM client against the scripted OpenAI-compatible
+server on loopback, the acta rules and the proof rules, feedback, best round kept.
 
 Reported per layout and input: clean documents that pass (the right model's answer passes every rule),
 documents that pass with a wrong value (the kept answer differs from what the sheet prints), injected
 errors caught (flagged, or corrected: passed with every value right), whether an all-zero round was ever
-kept, stop reasons, and the rules that fired on clean documents. OCR results are cached per (layout, seed,
-input, document bytes) under var/bench/unseen_layouts/, so reruns cost only the loop.
+kept, stop reasons, and the rules that fired on clean documents; and what retry rounds cost: each round's
+prompt and completion tokens (o200k, counted as bench/retry_cost.py counts them), round k against round 1
+of the same readings. OCR results are cached per (layout, seed, input, document bytes) under
+var/bench/unseen_layouts/, so reruns cost only the loop.
 Prints markdown tables on stdout.
 """
 
@@ -24,21 +33,28 @@ from __future__ import annotations
 
 import argparse
 import hashlib
+import json
 import pickle
 import sys
 import tempfile
 import time
 from collections import Counter, defaultdict
+from collections.abc import Callable
 from concurrent.futures import ProcessPoolExecutor
 from dataclasses import dataclass, field
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))  # runnable as a plain script from anywhere
+sys.path.insert(0, str(ROOT / "bench"))
+
+from retry_cost import prompt_tokens, tokens  # noqa: E402
 
 from extraction import render  # noqa: E402
+from extraction.acta.conventions import AXES  # noqa: E402
 from extraction.acta.generate import generate_acta  # noqa: E402
 from extraction.acta.layouts import LAYOUTS, TUNE_LAYOUTS  # noqa: E402
+from extraction.acta.sampled import generate_sampled, scan_sampled  # noqa: E402
 from extraction.acta.scans import scan_image  # noqa: E402
 from extraction.doctypes.registry import get_doctype  # noqa: E402
 from extraction.llm.config import LlmConfig  # noqa: E402
@@ -46,11 +62,16 @@ from extraction.ocr.blocks import OcrPage, SourceDocument  # noqa: E402
 from extraction.ocr.registry import get_engine  # noqa: E402
 from extraction.reading import read_pages  # noqa: E402
 from tests.acta_models import ERRING, MODELS, ActaModel, is_all_zero, model_step, wrong_fields  # noqa: E402
-from tests.llm_server import SCRIPTED_MODEL, ScriptedLLMServer  # noqa: E402
+from tests.llm_server import SCRIPTED_MODEL, Reply, ScriptedLLMServer  # noqa: E402
 
 CACHE = ROOT / "var" / "bench" / "unseen_layouts"
 FIRST_SEED = 5000
 INPUTS = ("pdf", "scan")
+SAMPLED = "sampled"  # the layout name of sheets whose conventions are drawn from their seed
+# Sampled sheets from these seeds on may be looked at while building readers, rules, prompts and thresholds ...
+SAMPLED_TUNE_FROM = 100_000
+# ... and from these on they are only reported on: nobody reads their failures to fix a special case.
+SAMPLED_MEASURE_FROM = 900_000
 # The cache is keyed by the document and by the code that reads it: a change to rendering or OCR reads again.
 OCR_CODE = b"".join(p.read_bytes() for p in sorted([ROOT / "extraction" / "render.py",
                                                      *(ROOT / "extraction" / "ocr").glob("*.py")]))
@@ -64,11 +85,31 @@ class Doc:
 
     @property
     def split(self) -> str:
+        if self.layout == SAMPLED:
+            return "tune" if self.seed < SAMPLED_MEASURE_FROM else "measure"
         return "tune" if self.layout in TUNE_LAYOUTS else "measure"
+
+    @property
+    def group(self) -> str:
+        """'fixed tune', 'sampled measure', ...: the kind of layout and the split."""
+        return f"{'sampled' if self.layout == SAMPLED else 'fixed'} {self.split}"
+
+
+def sampled_docs(split: str, *, pdfs: int, scans: int, skip: int = 0) -> list[Doc]:
+    """Sampled sheets of one split: `pdfs` read as born-digital PDFs and `scans` other sheets read as scans,
+    after the split's first `skip` seeds (a set of sheets not read before)."""
+    first = (SAMPLED_TUNE_FROM if split == "tune" else SAMPLED_MEASURE_FROM) + skip
+    return ([Doc(SAMPLED, first + k, "pdf") for k in range(pdfs)]
+            + [Doc(SAMPLED, first + pdfs + k, "scan") for k in range(scans)])
 
 
 def document_bytes(doc: Doc) -> tuple[bytes, str, dict]:
     """(file bytes, kind, what the sheet prints) of one clean sheet."""
+    if doc.layout == SAMPLED:
+        sheet = generate_sampled(doc.seed)
+        if doc.input == "pdf":
+            return sheet.pdf_bytes, "pdf", sheet.printed
+        return scan_sampled(sheet, seed=doc.seed), "image", sheet.printed
     acta = generate_acta(seed=doc.seed, layout=doc.layout)
     if doc.input == "pdf":
         return acta.pdf_bytes, "pdf", acta.printed
@@ -108,6 +149,9 @@ class Tally:
     stops: Counter = field(default_factory=Counter)
     clean_rules: Counter = field(default_factory=Counter)  # rules that fired on the right model's kept answer
     ocr_s: float = 0.0
+    # every reading's rounds, each (prompt tokens, completion tokens)
+    rounds: list[list[tuple[int, int]]] = field(default_factory=list)
+    failed: list[str] = field(default_factory=list)  # what went wrong on this sheet: "clean flagged", ...
 
     def add(self, other: Tally) -> None:
         for name in ("docs", "clean_pass", "wrong_pass", "injected", "flagged", "corrected", "missed",
@@ -115,26 +159,45 @@ class Tally:
             setattr(self, name, getattr(self, name) + getattr(other, name))
         self.stops.update(other.stops)
         self.clean_rules.update(other.clean_rules)
+        self.rounds += other.rounds
+        self.failed += other.failed
+
+
+def metered(step: Callable[[dict], Reply], rounds: list) -> Callable[[dict], Reply]:
+    """The server's step, counting each request's prompt tokens and its reply's completion tokens into the
+    last list of `rounds` (one list per reading)."""
+
+    def count(body: dict) -> Reply:
+        reply = step(body)
+        text, schema = prompt_tokens(body)
+        content = reply.body["choices"][0]["message"]["content"] if reply.status == 200 else ""
+        rounds[-1].append((text + schema, tokens(content or "")))
+        return reply
+
+    return count
 
 
 def run_doc(doc: Doc, pages: list[OcrPage], printed: dict, server: ScriptedLLMServer, current: list,
-            models: list[str], by_model: dict, examples: list) -> Tally:
+            models: list[str], by_model: dict, examples: list, rounds: list) -> Tally:
     tally = Tally(docs=1)
     doctype = get_doctype("acta")
     config = LlmConfig(base_url=server.base_url, model=SCRIPTED_MODEL, max_retries=0, timeout_s=60)
     for kind in models:
         model = ActaModel(kind, printed, seed=doc.seed)
         current[0] = model
+        rounds.append([])
         result = read_pages(pages=pages, doctype=doctype, config=config, max_rounds=3).result
+        tally.rounds.append(rounds[-1])
         wrong = wrong_fields(result.answer, printed)
         tally.stops[result.reason] += 1
         if result.passed and wrong:
             tally.wrong_pass += 1
+            tally.failed.append("passed wrong")
             examples.append(f"{doc.layout} {doc.input} seed {doc.seed} {kind} ({model.site or 'clean'}): "
                             f"passed with {', '.join(wrong[:4])} wrong")
         if is_all_zero(result.answer) and not is_all_zero_printed(printed):
             tally.zero_kept += 1
-        stats = by_model[(doc.split, doc.input, kind)]
+        stats = by_model[(doc.group, doc.input, kind)]
         if kind == "right":
             stats["docs"] += 1
             if result.passed and not wrong:
@@ -142,6 +205,7 @@ def run_doc(doc: Doc, pages: list[OcrPage], printed: dict, server: ScriptedLLMSe
                 stats["passed"] += 1
             else:
                 tally.clean_rules.update({v.code for v in result.violations})
+                tally.failed.append("clean flagged")
             continue
         if not model.injected:
             continue
@@ -155,6 +219,7 @@ def run_doc(doc: Doc, pages: list[OcrPage], printed: dict, server: ScriptedLLMSe
             stats["corrected"] += 1
         else:
             tally.missed += 1
+            tally.failed.append("missed")
             stats["missed"] += 1
     current[0] = None
     return tally
@@ -172,17 +237,28 @@ def _pct(n: int, d: int) -> str:
     return f"{n}/{d} ({n / d:.0%})" if d else "—"
 
 
+GROUPS = ("fixed tune", "fixed measure", "sampled tune", "sampled measure")
+
+
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--seeds", type=int, default=5, help="sheets per layout read as born-digital PDFs")
     parser.add_argument("--scan-seeds", type=int, default=6, help="sheets per layout read as scans (rapidocr)")
     parser.add_argument("--no-scans", action="store_true", help="PDFs only")
-    parser.add_argument("--layouts", default="", help="comma-separated layout names (default: all)")
+    parser.add_argument("--layouts", default="", help="comma-separated fixed layout names (default: all; "
+                        "'none' for none)")
+    parser.add_argument("--sampled", choices=["", "tune", "measure", "both"], default="",
+                        help="sampled sheets of this split too")
+    parser.add_argument("--sampled-pdfs", type=int, default=100, help="sampled sheets per split read as PDFs")
+    parser.add_argument("--sampled-scans", type=int, default=100, help="sampled sheets per split read as scans")
+    parser.add_argument("--sampled-skip", type=int, default=0, help="start after the split's first N seeds")
     parser.add_argument("--models", default=",".join(MODELS), help="comma-separated scripted models")
     parser.add_argument("--jobs", type=int, default=2, help="processes for OCR not yet cached")
+    parser.add_argument("--outcomes", type=Path, help="write each sampled sheet's outcome and conventions here "
+                        "(JSON)")
     args = parser.parse_args()
 
-    layouts = [name for name in (args.layouts.split(",") if args.layouts else LAYOUTS) if name]
+    layouts = [] if args.layouts == "none" else [n for n in (args.layouts.split(",") if args.layouts else LAYOUTS) if n]
     unknown = [name for name in layouts if name not in LAYOUTS]
     if unknown:
         parser.error(f"unknown layouts {unknown}; known: {list(LAYOUTS)}")
@@ -190,6 +266,9 @@ def main() -> int:
     docs = [Doc(name, FIRST_SEED + k, "pdf") for name in layouts for k in range(args.seeds)]
     if not args.no_scans:
         docs += [Doc(name, FIRST_SEED + k, "scan") for name in layouts for k in range(args.scan_seeds)]
+    for split in ("tune", "measure") if args.sampled == "both" else [args.sampled] if args.sampled else []:
+        docs += sampled_docs(split, pdfs=args.sampled_pdfs, scans=0 if args.no_scans else args.sampled_scans,
+                             skip=args.sampled_skip)
 
     started = time.monotonic()
     with ProcessPoolExecutor(max_workers=max(1, args.jobs)) as pool:
@@ -198,20 +277,26 @@ def main() -> int:
 
     per: dict[tuple[str, str], Tally] = defaultdict(Tally)
     by_model: dict[tuple[str, str, str], Counter] = defaultdict(Counter)
+    sheets: dict[Doc, Tally] = {}
     examples: list[str] = []
     current: list = [None]
+    rounds: list[list[tuple[int, int]]] = []
     with ScriptedLLMServer() as server:
-        server.always(model_step(lambda: current[0]))
+        server.always(metered(model_step(lambda: current[0]), rounds))
         for doc in docs:
             pages, seconds = ocr[doc]
             _, _, printed = document_bytes(doc)
-            tally = run_doc(doc, pages, printed, server, current, models, by_model, examples)
+            tally = run_doc(doc, pages, printed, server, current, models, by_model, examples, rounds)
             tally.ocr_s = seconds
-            per[(doc.layout, doc.input)].add(tally)
+            sheets[doc] = tally
+            per[(doc.layout if doc.layout != SAMPLED else doc.group, doc.input)].add(tally)
     loop_wall = time.monotonic() - started - ocr_wall
 
-    print(f"## Unseen layouts: {len(layouts)} layouts, {args.seeds} PDF + "
-          f"{0 if args.no_scans else args.scan_seeds} scan sheets each, models: {', '.join(models)}")
+    n_sampled = Counter(doc.group for doc in docs if doc.layout == SAMPLED)
+    print(f"## Unseen layouts: {len(layouts)} fixed layouts"
+          + (f", {args.seeds} PDF + {0 if args.no_scans else args.scan_seeds} scan sheets each" if layouts else "")
+          + "".join(f"; {n} {group} sheets" for group, n in sorted(n_sampled.items()))
+          + f"; models: {', '.join(models)}")
     fresh = Counter(doc.input for doc in docs if ocr[doc][1] > 0)
     cpu = Counter()
     for doc in docs:
@@ -224,41 +309,125 @@ def main() -> int:
           "all-zero kept | stop reasons | rules on clean documents |")
     print("| --- | --- | --- | ---: | ---: | ---: | ---: | --- | --- |")
     totals: dict[tuple[str, str], Tally] = defaultdict(Tally)
-    for name in layouts:
+    for name in [*layouts, *(g for g in GROUPS if n_sampled[g])]:
         for inp in INPUTS:
             t = per.get((name, inp))
             if t is None:
                 continue
-            split = "tune" if name in TUNE_LAYOUTS else "measure"
-            totals[(split, inp)].add(t)
+            group = name if name in GROUPS else f"fixed {'tune' if name in TUNE_LAYOUTS else 'measure'}"
+            totals[(group, inp)].add(t)
             stops = ", ".join(f"{k} {v}" for k, v in _ranked(t.stops))
             rules = ", ".join(f"{k} {v}" for k, v in _ranked(t.clean_rules)) or "—"
-            print(f"| {split} | {name} | {inp} | {_pct(t.clean_pass, t.docs)} | {t.wrong_pass} | "
+            print(f"| {group} | {name} | {inp} | {_pct(t.clean_pass, t.docs)} | {t.wrong_pass} | "
                   f"{_pct(t.flagged + t.corrected, t.injected)} | {t.zero_kept} | {stops} | {rules} |")
     print("\n| split | input | documents | clean pass | pass with a wrong value | injected | flagged | corrected | "
           "missed | all-zero kept |")
     print("| --- | --- | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: |")
-    for split in ("tune", "measure"):
+    for group in GROUPS:
         for inp in INPUTS:
-            t = totals.get((split, inp))
+            t = totals.get((group, inp))
             if t is None:
                 continue
-            print(f"| **{split.upper()}** | {inp} | {t.docs} | {_pct(t.clean_pass, t.docs)} | {t.wrong_pass} | "
+            print(f"| **{group.upper()}** | {inp} | {t.docs} | {_pct(t.clean_pass, t.docs)} | {t.wrong_pass} | "
                   f"{t.injected} | {t.flagged} | {t.corrected} | {t.missed} | {t.zero_kept} |")
     print("\n| split | input | model | injected | flagged | corrected | missed (passed wrong) |")
     print("| --- | --- | --- | ---: | ---: | ---: | ---: |")
-    for split in ("tune", "measure"):
+    for group in GROUPS:
         for inp in INPUTS:
             for kind in ERRING:
-                s = by_model.get((split, inp, kind))
+                s = by_model.get((group, inp, kind))
                 if s:
-                    print(f"| {split} | {inp} | {kind} | {s['injected']} | {s['flagged']} | {s['corrected']} | "
+                    print(f"| {group} | {inp} | {kind} | {s['injected']} | {s['flagged']} | {s['corrected']} | "
                           f"{s['missed']} |")
+    print_round_costs(totals)
+    print_failing_conventions({doc: t for doc, t in sheets.items() if doc.layout == SAMPLED})
     if examples:
         print("\nPassed with a wrong value (first 12):")
         for line in examples[:12]:
             print(f"- {line}")
+    if args.outcomes:
+        args.outcomes.write_text(json.dumps([
+            {"seed": doc.seed, "input": doc.input, "split": doc.split, "failed": t.failed,
+             "clean_rules": sorted(t.clean_rules), "conventions": conventions_of(doc)}
+            for doc, t in sheets.items() if doc.layout == SAMPLED], indent=1))
     return 0
+
+
+def print_round_costs(totals: dict[tuple[str, str], Tally]) -> None:
+    """Round k against round 1 of the same readings: the ratio of their mean tokens, and the largest single
+    reading's ratio."""
+    print("\n| split | input | readings (rounds 1/2/3) | round 1 prompt | round k / round 1 prompt (largest) | "
+          "round 1 completion | round k / round 1 completion (largest) |")
+    print("| --- | --- | --- | ---: | --- | ---: | --- |")
+    for group in GROUPS:
+        for inp in INPUTS:
+            t = totals.get((group, inp))
+            if t is None or not t.rounds:
+                continue
+            counts = "/".join(str(sum(len(r) >= k for r in t.rounds)) for k in (1, 2, 3))
+            first = [r[0] for r in t.rounds if r]
+            cells = []
+            for i in (0, 1):
+                later = []
+                for k in (2, 3):
+                    reached = [r for r in t.rounds if len(r) >= k and r[0][i]]
+                    if reached:
+                        mean = sum(r[k - 1][i] for r in reached) / sum(r[0][i] for r in reached)
+                        top = max(r[k - 1][i] / r[0][i] for r in reached)
+                        later.append(f"r{k} {mean:.2f}x ({top:.2f}x)")
+                cells.append(", ".join(later) or "—")
+            print(f"| {group} | {inp} | {counts} | {sum(f[0] for f in first) / len(first):,.0f} | {cells[0]} | "
+                  f"{sum(f[1] for f in first) / len(first):,.0f} | {cells[1]} |")
+
+
+def conventions_of(doc: Doc) -> dict[str, str]:
+    """The conventions a sampled sheet was drawn in (its scan's only when it was read as a scan)."""
+    summary = generate_sampled(doc.seed).conventions.summary()
+    return {k: v for k, v in summary.items() if doc.input == "scan" or not k.startswith("scan.")}
+
+
+def _binned(summaries: dict[Doc, dict[str, str]]) -> dict[Doc, dict[str, str]]:
+    """Measured conventions (a size, a blur, a JPEG quality) as the third of their range over these sheets
+    they fall in, so that sheets can share them; named values as they are."""
+    out = {d: dict(s) for d, s in summaries.items()}
+    keys = {k for s in summaries.values() for k in s if k not in AXES}
+    for key in keys:
+        try:
+            values = {d: abs(float(s[key])) for d, s in summaries.items() if key in s}
+        except ValueError:
+            continue
+        ranked = sorted(values.values())
+        low, high = ranked[len(ranked) // 3], ranked[2 * len(ranked) // 3]
+        for d, v in values.items():
+            out[d][key] = f"<= {low:g}" if v <= low else f"<= {high:g}" if v <= high else f"> {high:g}"
+    return out
+
+
+def print_failing_conventions(sheets: dict[Doc, Tally]) -> None:
+    """For the sampled sheets where anything failed (a clean sheet flagged, a wrong value passed, an injected
+    error missed), per input: the conventions most of them share, against how common each is overall."""
+    for inp in INPUTS:
+        docs = [d for d in sheets if d.input == inp]
+        failing = [d for d in docs if sheets[d].failed]
+        if not failing:
+            continue
+        every = _binned({d: conventions_of(d) for d in docs})
+        seen, bad = Counter(), Counter()
+        for d, summary in every.items():
+            for item in summary.items():
+                seen[item] += 1
+                bad[item] += d in failing
+        shared = sorted((item for item in bad if bad[item] >= len(failing) / 2),
+                        key=lambda item: (-bad[item] / seen[item], -bad[item], item))
+        print(f"\nSampled {inp} sheets where something failed: {len(failing)} of {len(docs)} "
+              f"({', '.join(f'{k} {v}' for k, v in _ranked(Counter(f for d in failing for f in sheets[d].failed)))}). "
+              "Conventions at least half of them share, by how often a sheet with it fails:")
+        print("\n| convention | failing sheets with it | sheets with it | of those failing |")
+        print("| --- | ---: | ---: | ---: |")
+        for (axis, value) in shared[:15]:
+            print(f"| {axis} = {value} | {bad[(axis, value)]} | {seen[(axis, value)]} | "
+                  f"{bad[(axis, value)] / seen[(axis, value)]:.0%} |")
+        print("\nSeeds: " + ", ".join(str(d.seed) for d in failing[:40]))
 
 
 if __name__ == "__main__":

@@ -20,7 +20,7 @@ from extraction.grounding import supports
 from extraction.loop import suspicion
 from extraction.numbers import as_int, parse_digit_words
 from extraction.proof_blocks import ResolvedProof
-from extraction.proofs import resolve_field
+from extraction.proofs import resolve_path
 from extraction.violations import RuleContext, Violation
 
 __all__ = ["FEATURES", "FieldSignals", "field_kind", "field_signals"]
@@ -128,7 +128,7 @@ def field_signals(
     out = {}
     for path, node in fields:
         mine = [v for v in violations if path in v.fields]
-        found = resolve_field(node, ctx) if ctx.prompt is not None else []
+        found = resolve_path(answer, path, node, ctx) if ctx.prompt is not None else []
         method = _method(found) if ctx.prompt is not None else "none"
         value = node.get("value")
         grounded = bool(found) and (any(f.shows_value for f in found) or supports(

@@ -28,6 +28,7 @@ from collections.abc import Iterable
 
 from extraction.ocr.blocks import BBox, BlockType, OcrBlock, OcrPage
 from extraction.prompt_doc import PromptDocument
+from extraction.proof_blocks import cell_covering
 
 __all__ = ["PROOF_INSTRUCTIONS", "PromptDocument", "cell_at", "render_prompt"]
 
@@ -66,28 +67,26 @@ def render_prompt(pages: list[OcrPage]) -> PromptDocument:
 
 
 def cell_at(blocks: Iterable[OcrBlock], table_id: str, row: int, column: int) -> OcrBlock | None:
-    """The CELL of table `table_id` that covers (row, column), spans included; None if there is none."""
-    for b in blocks:
-        if (
-            b.type is BlockType.CELL
-            and b.parent == table_id
-            and b.row is not None
-            and b.column is not None
-            and b.row <= row < b.row + max(b.row_span, 1)
-            and b.column <= column < b.column + max(b.column_span, 1)
-        ):
-            return b
-    return None
+    """The CELL of table `table_id` at (row, column), spans included (`proof_blocks.cell_covering`)."""
+    return cell_covering((b for b in blocks if b.type is BlockType.CELL and b.parent == table_id), row, column)
 
 
 def _units(blocks: list[OcrBlock]) -> list[OcrBlock]:
-    """Free LINEs and TABLEs of one page in reading order; a table takes the place of its first line."""
+    """Free LINEs and TABLEs of one page in reading order; a table takes the place of its first line.
+
+    A line belongs to a table when it lies in the table's box and the table's cells hold its very words (each
+    word's centre inside a cell that has text; for an engine that gives no words, the line's words among the
+    cells' text); a line of the same words printed outside every cell (a part of the page the finder took
+    into its box without a cell for it) stays a line, so no text is lost."""
     tables = [b for b in blocks if b.type is BlockType.TABLE]
-    cell_words = {
-        t.id: {w for b in blocks if b.type is BlockType.CELL and b.parent == t.id for w in b.text.split()}
-        for t in tables
-    }
+    cells = {t.id: [b for b in blocks if b.type is BlockType.CELL and b.parent == t.id and b.text.strip()]
+             for t in tables}
+    cell_words = {t.id: {w for c in cells[t.id] for w in c.text.split()} for t in tables}
     lines = sorted((b for b in blocks if b.type is BlockType.LINE), key=lambda b: b.order)
+    words: dict[str, list[OcrBlock]] = {}
+    for b in blocks:
+        if b.type is BlockType.WORD and b.parent:
+            words.setdefault(b.parent, []).append(b)
     key = {b.id: b.order for b in lines}
     owned: set[str] = set()
     for t in tables:
@@ -95,12 +94,18 @@ def _units(blocks: list[OcrBlock]) -> list[OcrBlock]:
             ln for ln in lines
             if ln.id not in owned
             and _share_inside(ln.bbox, t.bbox) >= _INSIDE
-            and set(ln.text.split()) <= cell_words[t.id]
+            and (all(any(_centre_in(w.bbox, c.bbox) for c in cells[t.id]) for w in words[ln.id]) if ln.id in words
+                 else set(ln.text.split()) <= cell_words[t.id])
         ]
         owned.update(ln.id for ln in mine)
         key[t.id] = min((ln.order for ln in mine), default=t.order)
     units = [b for b in lines if b.id not in owned] + tables
     return sorted(units, key=lambda b: (key[b.id], b.type is BlockType.LINE))
+
+
+def _centre_in(inner: BBox, outer: BBox) -> bool:
+    x, y = inner.left + inner.width / 2, inner.top + inner.height / 2
+    return outer.left <= x <= outer.right and outer.top <= y <= outer.bottom
 
 
 def _table_rows(cells: list[OcrBlock]) -> list[str]:

@@ -91,15 +91,22 @@ class BlockIndex:
         return " ".join(w.text for w in self.words_of(block.id))
 
     def cell_at(self, table_id: str, row: int, column: int) -> OcrBlock | None:
-        for c in self.cells_of(table_id):
-            if (
-                c.row is not None
-                and c.column is not None
-                and c.row <= row < c.row + max(c.row_span, 1)
-                and c.column <= column < c.column + max(c.column_span, 1)
-            ):
-                return c
-        return None
+        return cell_covering(self.cells_of(table_id), row, column)
+
+
+def cell_covering(cells: Iterable[OcrBlock], row: int, column: int) -> OcrBlock | None:
+    """The cell at (row, column): the one whose own slot it is, as the prompt prints it there (a table finder
+    may return cells that overlap), else the one whose span covers it; None if there is none."""
+    covering = None
+    for c in cells:
+        if c.row is None or c.column is None:
+            continue
+        if (c.row, c.column) == (row, column):
+            return c
+        if covering is None and c.row <= row < c.row + max(c.row_span, 1) and c.column <= column < c.column + max(
+                c.column_span, 1):
+            covering = c
+    return covering
 
 
 def resolved(block: OcrBlock, text: str, method: Method, score: float) -> ResolvedProof:

@@ -3,7 +3,10 @@
 A proof names a LINE or TABLE by the short id of the prompt, a WORD through its LINE and its text, a CELL
 through its TABLE, row and column. Resolution finds the OcrBlocks: the cited id first; for a WORD the exact
 text among the line's words, then a fuzzy match among them, then among the words of the line's page; for a
-CELL the cell covering (row, column), checked against the value it claims to hold.
+CELL the cell at (row, column), checked against the value it claims to hold. Then the words that show the
+value (extraction/proof_words.py): a number as the words of its page row print it (extraction/page_rows.py),
+and where the cited block shows the value more than once, the occurrence on the row of the field's label
+(`RuleContext.anchor`). The loop, the desk's boxes and picks and the annotated page all resolve here.
 
 Every document type gets two rules: `proof_found` (a value has a proof that resolves) and
 `value_grounded` (the cited text supports the value).
@@ -12,6 +15,7 @@ Every document type gets two rules: `proof_found` (a value has a proof that reso
 from __future__ import annotations
 
 import json
+from dataclasses import replace
 from typing import Any
 
 import pydantic
@@ -24,7 +28,7 @@ from extraction.ocr.blocks import OcrBlock
 from extraction.prompt_doc import PromptDocument
 from extraction.proof_blocks import BlockIndex, ResolvedProof, resolved
 from extraction.proof_refs import CellProof, LineProof, ProofRef, TableProof, WordProof
-from extraction.proof_words import narrow_across, narrow_to_words
+from extraction.proof_words import narrow_to_words, on_label_row, page_rows
 from extraction.violations import Rule, RuleContext, Violation
 
 __all__ = [
@@ -32,6 +36,7 @@ __all__ = [
     "block_index",
     "describe_proof",
     "resolve_field",
+    "resolve_path",
     "resolve_proof",
     "resolve_proofs",
     "universal_rules",
@@ -46,22 +51,26 @@ def _norm(text: str) -> str:
     return " ".join(fold(text).split()).strip(".,;:")
 
 
-def _match_span(value: str, words: list[OcrBlock], *, allow_fuzzy: bool) -> list[ResolvedProof]:
-    """The run of consecutive words that reads `value`: exact first, then (optionally) the best fuzzy run."""
+def _match_spans(value: str, words: list[OcrBlock], *, allow_fuzzy: bool, every: bool = False) -> list[list[OcrBlock]]:
+    """Runs of consecutive words that read `value`: the first exact one (every exact one with `every`), else
+    (optionally) the best fuzzy run; each word with the score it was found by."""
     target = _norm(value)
     if not target or not words:
         return []
     size = len(target.split())
     squashed = target.replace(" ", "")
     sizes = sorted({max(1, size - 1), size, size + 1})
+    exact: list[list[OcrBlock]] = []
     for n in sizes:
         for i in range(len(words) - n + 1):
             span = words[i : i + n]
             text = _norm(" ".join(w.text for w in span))
             if text == target or (n != size and text.replace(" ", "") == squashed):
-                return [resolved(w, w.text, "exact", 1.0) for w in span]
-    if not allow_fuzzy or len(squashed) < 3:
-        return []  # a fuzzy match on one or two characters would find anything
+                exact.append(span)
+                if not every:
+                    return exact
+    if exact or not allow_fuzzy or len(squashed) < 3:
+        return exact  # a fuzzy match on one or two characters would find anything
     best: tuple[float, list[OcrBlock]] = (0.0, [])
     for n in sizes:
         for i in range(len(words) - n + 1):
@@ -69,12 +78,24 @@ def _match_span(value: str, words: list[OcrBlock], *, allow_fuzzy: bool) -> list
             score = fuzz.ratio(target, _norm(" ".join(w.text for w in span)))
             if score > best[0]:
                 best = (score, span)
-    if best[0] >= FUZZY_MIN:
-        return [resolved(w, w.text, "fuzzy", best[0] / 100) for w in best[1]]
-    return []
+    return [best[1]] if best[0] >= FUZZY_MIN else []
 
 
-def _resolve_word(ref: WordProof, prompt: PromptDocument, index: BlockIndex) -> list[ResolvedProof]:
+def _match_span(value: str, words: list[OcrBlock], *, allow_fuzzy: bool) -> list[ResolvedProof]:
+    """The run of consecutive words that reads `value`: exact first, then (optionally) the best fuzzy run."""
+    spans = _match_spans(value, words, allow_fuzzy=allow_fuzzy)
+    return _as_found(spans[0], value) if spans else []
+
+
+def _as_found(span: list[OcrBlock], value: str) -> list[ResolvedProof]:
+    target, text = _norm(value), _norm(" ".join(w.text for w in span))
+    if text == target or text.replace(" ", "") == target.replace(" ", ""):
+        return [resolved(w, w.text, "exact", 1.0) for w in span]
+    return [resolved(w, w.text, "fuzzy", fuzz.ratio(target, text) / 100) for w in span]
+
+
+def _resolve_word(ref: WordProof, prompt: PromptDocument, index: BlockIndex, ctx: RuleContext,
+                  anchor: str | None) -> list[ResolvedProof]:
     line = index.by_id.get(prompt.line_ids.get(ref.line, ""))
     if line is not None:
         words = index.words_of(line.id)
@@ -93,10 +114,11 @@ def _resolve_word(ref: WordProof, prompt: PromptDocument, index: BlockIndex) -> 
     else:
         pages = sorted(index.words_by_page)
     for page in pages:
-        found = _match_span(ref.value, index.words_by_page.get(page, []), allow_fuzzy=True)
-        if found:
-            # found away from the cited line: never better than fuzzy
-            return [resolved(index.by_id[f.block_id], f.text, "fuzzy", min(f.score, 0.99)) for f in found]
+        spans = _match_spans(ref.value, index.words_by_page.get(page, []), allow_fuzzy=True, every=True)
+        if spans:
+            # the occurrence on the field's own row; found away from the cited line: never better than fuzzy
+            span = on_label_row(spans, page_rows(index, page, ctx), anchor)
+            return [replace(f, method="fuzzy", score=min(f.score, 0.99)) for f in _as_found(span, ref.value)]
     return []
 
 
@@ -131,8 +153,10 @@ def _resolve_cell(ref: CellProof, prompt: PromptDocument, index: BlockIndex) -> 
     return [resolved(cell, index.text_of(cell), "id", 0.0)] if cell else []
 
 
-def resolve_proof(ref: Any, *, prompt: PromptDocument, index: BlockIndex) -> list[ResolvedProof]:
-    """The blocks one proof item points at (several for a WORD value spanning words); [] if none."""
+def resolve_proof(ref: Any, *, prompt: PromptDocument, index: BlockIndex, ctx: RuleContext,
+                  anchor: str | None = None) -> list[ResolvedProof]:
+    """The blocks one proof item points at (several for a WORD value spanning words); [] if none. A WORD
+    looked for away from its line is taken on the row of `anchor`, the label of the field's row."""
     if not isinstance(ref, LineProof | TableProof | WordProof | CellProof):
         try:
             ref = _REF.validate_python(ref)
@@ -143,7 +167,7 @@ def resolve_proof(ref: Any, *, prompt: PromptDocument, index: BlockIndex) -> lis
         block = index.by_id.get(ids.get(ref.id, ""))
         return [resolved(block, index.text_of(block), "id", 1.0)] if block else []
     if isinstance(ref, WordProof):
-        return _resolve_word(ref, prompt, index)
+        return _resolve_word(ref, prompt, index, ctx, anchor)
     return _resolve_cell(ref, prompt, index)
 
 
@@ -168,74 +192,75 @@ def block_index(ctx: RuleContext) -> BlockIndex:
     return ctx.cache["block_index"]
 
 
-def _memo_key(ref: Any, value: Any) -> Any:
-    """A proof and the value it must show, as a dict key: a tuple for the flat refs the prompt asks for (each
-    item's type kept, so 1, 1.0 and True differ as they do in JSON), JSON for anything else."""
+def _memo_key(ref: Any, value: Any, anchor: str | None) -> Any:
+    """A proof, the value it must show and the label of the field's row, as a dict key: a tuple for the flat
+    refs the prompt asks for (each item's type kept, so 1, 1.0 and True differ as they do in JSON), JSON for
+    anything else."""
     if isinstance(ref, dict):
         try:
-            key = (type(value), value, tuple((k, type(v), v) for k, v in sorted(ref.items())))
+            key = (type(value), value, anchor, tuple((k, type(v), v) for k, v in sorted(ref.items())))
             hash(key)
             return key
         except TypeError:  # something unhashable (a list, a dict) or keys that do not sort
             pass
-    return json.dumps([ref, value], sort_keys=True, default=str)
+    return json.dumps([ref, value, anchor], sort_keys=True, default=str)
 
 
-def resolve_field(node: dict[str, Any], ctx: RuleContext) -> list[ResolvedProof]:
+def resolve_field(node: dict[str, Any], ctx: RuleContext, *, anchor: str | None = None) -> list[ResolvedProof]:
     """Resolve a proved field's proofs in a rule context (memoised, so rules share work).
 
-    A cited LINE or CELL that holds more than the value resolves to the words that show it (see
-    `narrow_to_words`), so the desk boxes the value itself and `value_grounded` judges those words.
+    A cited LINE, CELL or WORD resolves to the words that show the value (see `narrow_to_words`), on the
+    row of `anchor` (the label of the field's row, `RuleContext.anchor`) where the block shows the value more
+    than once, so the desk boxes the value itself and `value_grounded` judges those words.
     """
     if ctx.prompt is None:
         return []
     held = ctx.answer_memo.get(id(node)) if ctx.answer_memo is not None else None
     if held is not None and held[0] is node:
         return list(held[1])
-    out = _resolve_field(node, ctx)
+    out = _resolve_field(node, ctx, anchor)
     if ctx.answer_memo is not None:
         ctx.answer_memo[id(node)] = (node, out)
     return list(out)
 
 
-def _resolve_field(node: dict[str, Any], ctx: RuleContext) -> list[ResolvedProof]:
-    """A field's proofs resolved, kept in the context by its value and proofs, which alone decide them: each
-    check reads the answer afresh, and after an edit every field but one reads as before. `repr` tells 1,
-    1.0 and True apart, as JSON does."""
+def resolve_path(answer: dict[str, Any], path: str, node: dict[str, Any], ctx: RuleContext) -> list[ResolvedProof]:
+    """The proofs of the field at `path` of `answer`, resolved on the row of the field's label."""
+    return resolve_field(node, ctx, anchor=ctx.anchor(answer, path))
+
+
+def _resolve_field(node: dict[str, Any], ctx: RuleContext, anchor: str | None) -> list[ResolvedProof]:
+    """A field's proofs resolved, kept in the context by its value, proofs and row label, which alone decide
+    them: each check reads the answer afresh, and after an edit every field but one reads as before. `repr`
+    tells 1, 1.0 and True apart, as JSON does."""
     memo: dict[Any, list[ResolvedProof]] = ctx.cache.setdefault("resolved", {})
-    key = ("field", repr(node.get("value")), repr(node.get("proof")))
+    key = ("field", repr(node.get("value")), repr(node.get("proof")), anchor)
     if key not in memo:
-        memo[key] = _resolve_refs(node, ctx, memo)
+        memo[key] = _resolve_refs(node, ctx, memo, anchor)
     return memo[key]
 
 
-def _resolve_refs(node: dict[str, Any], ctx: RuleContext, memo: dict[Any, list[ResolvedProof]]
-                  ) -> list[ResolvedProof]:
+def _resolve_refs(node: dict[str, Any], ctx: RuleContext, memo: dict[Any, list[ResolvedProof]],
+                  anchor: str | None) -> list[ResolvedProof]:
     value = node.get("value")
     out: list[ResolvedProof] = []
     seen: set[str] = set()
     for ref in node.get("proof") or []:
-        key = _memo_key(ref, value)
+        key = _memo_key(ref, value, anchor)
         if key not in memo:
             index = block_index(ctx)
-            found = resolve_proof(ref, prompt=ctx.prompt, index=index)
-            memo[key] = [w for f in found for w in narrow_to_words(f, value, index=index, ctx=ctx)]
+            found = resolve_proof(ref, prompt=ctx.prompt, index=index, ctx=ctx, anchor=anchor)
+            memo[key] = [w for f in found for w in narrow_to_words(f, value, index=index, ctx=ctx, anchor=anchor)]
         for found in memo[key]:
             if found.block_id not in seen:
                 seen.add(found.block_id)
                 out.append(found)
-    if len(out) > 1 and all(f.shows_value is False for f in out):
-        return narrow_across(out, value, index=block_index(ctx), ctx=ctx) or out
     return out
 
 
-def resolve_proofs(
-    answer: dict[str, Any], *, prompt: PromptDocument, blocks: list[OcrBlock], word_numbers: bool = False
-) -> dict[str, list[ResolvedProof]]:
+def resolve_proofs(answer: dict[str, Any], ctx: RuleContext) -> dict[str, list[ResolvedProof]]:
     """Every proved field of the answer -> the blocks its proofs point at (an empty list when none)."""
-    ctx = RuleContext(prompt=prompt, blocks=blocks, word_numbers=word_numbers)
-    return {path: resolve_field(node, ctx) for path, node in iter_fields(answer)}
-
+    return {path: resolve_path(answer, path, node, ctx) for path, node in iter_fields(answer)}
 
 
 # --- the two universal rules -------------------------------------------------------------------------
@@ -264,7 +289,7 @@ def _proof_found(answer: dict[str, Any], ctx: RuleContext) -> list[Violation]:
                     "proof; cite the LINE, WORD, CELL or TABLE it was read from",
                 )
             )
-        elif not resolve_field(node, ctx):
+        elif not resolve_path(answer, path, node, ctx):
             cited = "; ".join(describe_proof(r) for r in refs)
             out.append(
                 Violation(
@@ -306,9 +331,10 @@ def _value_grounded_rule(*, word_numbers: bool) -> Rule:
             value = node.get("value")
             if not _has_value(value):
                 continue
-            key = ("grounded", word_numbers, repr(value), repr(node.get("proof")))
+            anchor = ctx.anchor(answer, path)
+            key = ("grounded", word_numbers, repr(value), repr(node.get("proof")), anchor)
             if key not in memo:
-                found = resolve_field(node, ctx)
+                found = resolve_field(node, ctx, anchor=anchor)
                 memo[key] = (None if not found or _grounded(value, found, word_numbers=word_numbers)
                              else " ".join(f.text for f in found))
             text = memo[key]

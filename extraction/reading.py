@@ -25,9 +25,9 @@ from extraction.llm.errors import LlmBadAnswer
 from extraction.loop import AnswerParseError, Attempt, LoopObserver, LoopResult, run_validation_loop
 from extraction.ocr.blocks import BBox, OcrPage
 from extraction.patches import Patch, PatchError, apply_patch, parse_patch, patch_from_answer, patch_schema
-from extraction.prompt import render_prompt
 from extraction.prompt_doc import PromptDocument
-from extraction.proofs import resolve_field
+from extraction.proofs import resolve_path
+from extraction.reading_context import reading_context
 from extraction.validation import make_validator
 from extraction.violations import RuleContext, Violation
 
@@ -93,14 +93,17 @@ def _patch_of(reply: Any, *, doctype: DocumentType, attempt: Attempt) -> Patch:
 def proof_crops(*, answer: dict[str, Any], involved: tuple[str, ...], ctx: RuleContext) -> dict[int, BBox]:
     """Per page, the band of the page that holds the involved fields' proofs, with a margin of a couple of
     text lines (measured on the cited blocks) above and below, across the page's whole width so each row's
-    label stays in view. Empty when the involved fields cite nothing (vision input): send whole pages."""
+    label stays in view. Empty when the involved fields cite nothing (vision input): send whole pages.
+    `ctx` locates proofs through the prompt's ids even where the model did not read them
+    (`RuleContext.locating`)."""
+    ctx = ctx.locating()
     boxes: dict[int, list[BBox]] = {}
     for path in involved:
         try:
             node = get_field(answer, path)
         except KeyError:
             continue
-        for found in resolve_field(node, ctx) if isinstance(node, dict) else []:
+        for found in resolve_path(answer, path, node, ctx) if isinstance(node, dict) else []:
             boxes.setdefault(found.page, []).append(found.bbox)
     crops = {}
     for page, found in boxes.items():
@@ -132,6 +135,7 @@ class Reading:
     result: LoopResult
     prompt: PromptDocument
     validate: Callable[[Any], list[Violation]]
+    ctx: RuleContext  # what the rules read besides the answer (reading_context)
 
 
 def read_pages(*, pages: list[OcrPage], doctype: DocumentType, config: LlmConfig, max_rounds: int = 3,
@@ -140,22 +144,19 @@ def read_pages(*, pages: list[OcrPage], doctype: DocumentType, config: LlmConfig
                on_reply: Callable[[Any], None] | None = None) -> Reading:
     """Run the validation loop over these pages with the model of `config`. Vision and hybrid input need
     `page_images` (page number -> image file); the proofs are checked only when the model read the text."""
-    prompt = render_prompt(pages)
-    text_input = config.input_mode in ("text", "hybrid")
     if config.input_mode != "text" and not page_images:
         raise ValueError(f"{config.input_mode} input needs the page images")
-    ctx = RuleContext(prompt=prompt if text_input else None, blocks=[b for p in pages for b in p.blocks])
+    ctx = reading_context(doctype=doctype, input_mode=config.input_mode, pages=pages)
+    prompt = ctx.page_prompt
     validate = make_validator(doctype, ctx)
-    # the crops locate proofs through the prompt even in vision mode, where the rules cannot use it
-    crop_ctx = RuleContext(prompt=prompt, blocks=ctx.blocks, word_numbers=ctx.word_numbers)
     shown = {n: doctype.prepare_image(path) if doctype.prepare_image else path for n, path in (page_images or {}).items()}
-    images = (round_images(pages=shown, ctx=crop_ctx, max_side=config.image_max_side)
+    images = (round_images(pages=shown, ctx=ctx, max_side=config.image_max_side)
               if config.input_mode != "text" else (lambda attempt: []))
     client = LlmClient(config)
-    extract = round_extractor(client=client, doctype=doctype, prompt_text=prompt.text if text_input else None,
+    extract = round_extractor(client=client, doctype=doctype, prompt_text=prompt.text if ctx.prompt else None,
                               images=images, on_request=on_request, on_reply=on_reply)
     try:
         result = run_validation_loop(extract, validate, max_rounds, observer=observer)
     finally:
         client.close()
-    return Reading(result=result, prompt=prompt, validate=validate)
+    return Reading(result=result, prompt=prompt, validate=validate, ctx=ctx)

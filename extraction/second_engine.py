@@ -16,7 +16,7 @@ from typing import Any
 from extraction.answers import iter_fields
 from extraction.grounding import supports
 from extraction.ocr.blocks import BlockType, OcrPage
-from extraction.proofs import resolve_field
+from extraction.proofs import resolve_path
 from extraction.violations import RuleContext
 
 # How far around a cited box a second engine's word may lie, in heights of that box: engines draw a word's
@@ -51,7 +51,7 @@ def second_engine_agreement(*, answer: dict[str, Any], ctx: RuleContext,
         value = node.get("value")
         if value is None or (isinstance(value, str) and not value.strip()):
             continue
-        cited = [f for f in resolve_field(node, ctx) if f.page in words_by_page]
+        cited = [f for f in resolve_path(answer, path, node, ctx) if f.page in words_by_page]
         if not cited:
             continue
         seen = {id(w): w for f in cited for w in words_by_page[f.page] if _inside(w, f.bbox, margin)}

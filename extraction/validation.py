@@ -77,7 +77,6 @@ def make_validator(
     then (only when all of those pass) the type's rubric through the judge. `parsed`: every answer given is
     the schema's own output (`DocumentType.parse_answer`), so checking it against the schema again is skipped."""
     rules = [*doctype.rules, *universal_rules(word_numbers=doctype.word_numbers)]
-    ctx.word_numbers = doctype.word_numbers  # proofs narrow to the words that show a value the type's way
 
     def validate(answer: Any) -> list[Violation]:
         if hasattr(answer, "model_dump"):

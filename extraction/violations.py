@@ -4,7 +4,7 @@ JSON-shaped answer (see extraction/answers.py for its paths)."""
 from __future__ import annotations
 
 from collections.abc import Callable
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from decimal import Decimal
 from fractions import Fraction
 from typing import Any
@@ -75,9 +75,13 @@ def _json_safe(value: Any) -> JsonScalar:
 
 @dataclass
 class RuleContext:
-    """What rules may look at besides the answer: the prompt the model read and the OCR blocks.
+    """What rules may look at besides the answer: the prompt the model read and the OCR blocks. Built by
+    `extraction.reading_context.reading_context`, the one place that knows how a document was read.
 
-    `prompt` is None when the model saw no OCR text (vision input): proofs cannot be checked then.
+    `prompt` is None when the model saw no OCR text (vision input): proofs cannot be checked then; `page_prompt`
+    keeps the prompt's ids all the same, to locate a field's place on the page (`locating`).
+    `row_anchor(answer, path)` is the label printed on the row of the field at `path` (the acta's party), or
+    None: where a cited block shows a value more than once, the proof is the occurrence on that row.
     `cache` lets expensive derived data (the block index, resolved proofs) be built once per context. It holds
     only what the blocks and the prompt decide, never anything of one answer: the loop checks every round's
     answer with one context, and the desk keeps it across edits (services/rule_context.py).
@@ -86,11 +90,25 @@ class RuleContext:
     prompt: PromptDocument | None = None
     blocks: list[OcrBlock] = field(default_factory=list)
     word_numbers: bool = False  # the document type spells numbers in digit words (DocumentType.word_numbers)
+    row_anchor: Callable[[dict[str, Any], str], str | None] | None = field(default=None, repr=False)
+    page_prompt: PromptDocument | None = field(default=None, repr=False)
     cache: dict[str, Any] = field(default_factory=dict, repr=False)
     # While `run_rules` checks one answer: each proved field's resolved proofs, by the node's id, kept with the
     # node itself (so no other node can take that id meanwhile). Several rules resolve every field; None
     # outside a check, so nothing of one answer outlives it.
     answer_memo: dict[int, tuple[Any, list]] | None = field(default=None, repr=False)
+
+    def anchor(self, answer: dict[str, Any], path: str) -> str | None:
+        """The label printed on the row of the field at `path`, when the document type names one."""
+        return self.row_anchor(answer, path) if self.row_anchor is not None else None
+
+    def locating(self) -> RuleContext:
+        """This context with the prompt's ids even where the model did not read them (vision input): to find
+        a field's place on the page (crops for a retry, the desk's boxes), never to judge its proofs. It
+        shares the blocks and the cache."""
+        if self.prompt is not None or self.page_prompt is None:
+            return self
+        return replace(self, prompt=self.page_prompt, answer_memo=None)
 
 
 Rule = Callable[[dict[str, Any], RuleContext], list[Violation]]

@@ -21,9 +21,10 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from rapidfuzz import fuzz
+from rapidfuzz.distance import Levenshtein
 
 from extraction.acta.generate import spell_digits
-from extraction.doctypes.acta_layout import CANDIDATES, PARTIES, TOTAL_KEYS
+from extraction.doctypes.acta_layout import CANDIDATES, DIGIT_WORDS, PARTIES, TOTAL_KEYS
 from extraction.feedback import DATA_CLOSE, DATA_OPEN
 
 TOTAL_LABELS = {"valid_votes": "VOTOS VALIDOS", "null_votes": "VOTOS NULOS", "total_votes": "TOTAL VOTOS"}
@@ -33,7 +34,7 @@ _CELL_SPLIT = re.compile(r"(?<!\\)\|")
 # Letters an OCR engine reads for digits inside a number.
 _AS_DIGIT = str.maketrans({"O": "0", "o": "0", "D": "0", "Q": "0", "I": "1", "l": "1", "|": "1", "i": "1",
                            "S": "5", "B": "8", "Z": "2"})
-_WINDOW_UNITS = 6  # how far (in lines or cells) a row's values may stand from its label
+_WINDOW_UNITS = 10  # how far (in lines or cells) a row's values may stand from its label (one digit per cell: 4-5)
 
 
 @dataclass
@@ -168,15 +169,18 @@ def _as_number(token: str) -> str:
 
 
 _PARTY_TOKENS = {p: [_fold(t) for t in p.split()] for p in PARTIES}
+_DIGIT_WORDS = frozenset(DIGIT_WORDS)
 _TOTAL_WORDS = {"valid_votes": ("VALIDOS", "VALIDO"), "null_votes": ("NULOS", "NULO")}
 
 
 def _total_key(folded: list[str], i: int) -> str | None:
-    """A total's label at token i: VALIDOS / NULOS anywhere in it, else TOTAL (TOTALES) alone."""
+    """A total's label at token i: VALIDOS / NULOS anywhere in it, else TOTAL (TOTALES) alone or ESCRUTADOS."""
     token = folded[i]
     for key, words in _TOTAL_WORDS.items():
-        if token in words:
+        if token in words or (token.startswith("VOTOS") and token[5:] in words):  # VOTOSVALIDOS: a lost space
             return key
+    if token == "ESCRUTADOS":  # VOTOS ESCRUTADOS: the votes counted, the sheet's total
+        return "total_votes"
     if token.startswith("TOTAL"):
         near = folded[i + 1:i + 4]
         if any(t in words for words in _TOTAL_WORDS.values() for t in near):
@@ -218,15 +222,23 @@ class _Stream:
         self._misread_labels(folded)
 
     def _misread_labels(self, folded: list[str]) -> None:
-        """A party name the OCR got one letter wrong (PEV for PFV) is still its label when no token reads
-        that party exactly and it is one letter away from no other party: a reader knows the list."""
+        """A party name the OCR got one letter wrong (PEV for PFV, CMSV for MSV with a box rule read into it,
+        PT for PPT) is still its label when no token reads that party exactly and it is one letter away from
+        no other missing party: a reader knows the list."""
         found = {k for k, _ in self.labels.values()}
         missing = [p for p, want in _PARTY_TOKENS.items() if p not in found and len(want) == 1]
+        known = set(_PARTY_TOKENS)
+        # a name of several words whose last word no other name has: that word alone (CNEL CAMBIO: a stamp
+        # over EL)
+        lasts = {want[-1]: p for p, want in _PARTY_TOKENS.items() if p not in found and len(want) > 1
+                 and sum(want[-1] in other for other in _PARTY_TOKENS.values()) == 1}
         for pos, token in enumerate(folded):
-            if pos in self.labels or len(token) < 3 or token.isdigit():
-                continue
-            near = [p for p in missing
-                    if len(p) == len(token) and sum(a != b for a, b in zip(p, token, strict=True)) == 1]
+            if pos not in self.labels and token in lasts:
+                self.labels[pos] = (lasts.pop(token), 1)
+        for pos, token in enumerate(folded):
+            if pos in self.labels or len(token) < 2 or token.isdigit() or token in known or token in _DIGIT_WORDS:
+                continue  # UNO is a digit word, not UNE misread
+            near = [p for p in missing if len(p) >= 3 and Levenshtein.distance(p, token) == 1]
             if len(near) == 1:
                 self.labels[pos] = (near[0], 1)
                 missing.remove(near[0])
@@ -243,6 +255,11 @@ class _Stream:
     def window(self, anchor: int) -> list[int]:
         """Token positions after the label up to the next label (a few units at most), then those before
         it back to the previous label: where this row's values are printed."""
+        after, before = self.sides(anchor)
+        return after + before
+
+    def sides(self, anchor: int) -> tuple[list[int], list[int]]:
+        """The window's positions after the label and, nearest first, before it."""
         n = self.labels[anchor][1]
         first_unit = self.tokens[anchor].unit
         after = []
@@ -255,16 +272,29 @@ class _Stream:
             if pos in self.labels or first_unit - self.tokens[pos].unit > 2:
                 break
             before.append(pos)
-        return after + before
+        return after, before
 
 
-def _digits_at(stream: _Stream, window: list[int], digits: str) -> int | None:
+def _digits_at(stream: _Stream, window: list[int], digits: str) -> list[int] | None:
+    """The token positions that print `digits`: one token, else consecutive tokens of digits read together
+    (a count printed one digit per box, or letter-spaced: '0 0 5 6', '01 4')."""
     for test in (lambda t: t.text.strip(".,:;") == digits,
                  lambda t: _as_number(t.text) == digits,
                  lambda t: _as_number(t.text) != "" and int(_as_number(t.text)) == int(digits)):
         for pos in window:
             if test(stream.tokens[pos]):
-                return pos
+                return [pos]
+    for i in range(len(window)):
+        read = ""
+        for k, pos in enumerate(window[i:], start=i):
+            piece = _as_number(stream.tokens[pos].text)
+            if not piece or (k > i and pos != window[k - 1] + 1):
+                break
+            read += piece
+            if len(read) >= len(digits):
+                if k > i and read == digits:
+                    return window[i:k + 1]
+                break
     return None
 
 
@@ -283,15 +313,18 @@ def _words_at(stream: _Stream, window: list[int], words: str) -> list[int] | Non
             if run == list(range(run[0], run[0] + k)) and "".join(stream.tokens[p].folded for p in run) == joined:
                 return run
     best = max(runs, key=lambda r: fuzz.ratio(" ".join(stream.tokens[p].folded for p in r), words), default=None)
-    if best and fuzz.ratio(" ".join(stream.tokens[p].folded for p in best), words) >= 85:
+    if best and fuzz.ratio(" ".join(stream.tokens[p].folded for p in best), words) >= 80:  # SHETE for SIETE
         return best
     return None
 
 
-def _cite_digits(stream: _Stream, pos: int) -> list[dict[str, Any]]:
-    token, unit = stream.tokens[pos], stream.units[stream.tokens[pos].unit]
-    if unit.kind == "LINE" and len(unit.text.split()) > 1:
-        return [{"type": "WORD", "line": unit.line, "value": token.text}]
+def _cite_digits(stream: _Stream, positions: list[int]) -> list[dict[str, Any]]:
+    units = {stream.tokens[p].unit for p in positions}
+    unit = stream.units[stream.tokens[positions[0]].unit]
+    if len(units) > 1:
+        return _cite_units(stream, positions)  # one digit per cell: every cell it is printed in
+    if unit.kind == "LINE" and len(unit.text.split()) > len(positions):
+        return [{"type": "WORD", "line": unit.line, "value": " ".join(stream.tokens[p].text for p in positions)}]
     return [unit.proof()]
 
 
@@ -307,7 +340,8 @@ def _cite_units(stream: _Stream, positions: list[int]) -> list[dict[str, Any]]:
 def _in_merged_cell(stream: _Stream, rows: list[list[Unit]], anchor: int, digits: str, words: str
                     ) -> tuple[list[dict[str, Any]], list[dict[str, Any]]] | None:
     """A cell holding the labels of several rows (the text layer merged them): the values are the same
-    ordinal in the cells beside it that hold as many numbers and spelled numbers."""
+    ordinal in the cells beside it that hold as many numbers and spelled numbers, or, in a column the table
+    splits per row, in that many rows below."""
     unit = stream.units[stream.tokens[anchor].unit]
     if unit.kind != "CELL":
         return None
@@ -315,16 +349,24 @@ def _in_merged_cell(stream: _Stream, rows: list[list[Unit]], anchor: int, digits
     if len(labels) < 2:
         return None
     ordinal, width = sorted(labels).index(anchor), len(words.split())
-    row = next((r for r in rows if any(c is unit for c in r)), [])
+    at = next((k for k, r in enumerate(rows) if any(c is unit for c in r)), None)
+    if at is None:
+        return None
+    below = rows[at + ordinal] if at + ordinal < len(rows) and rows[at + ordinal][0].table == unit.table else []
     d_proof = w_proof = None
-    for cell in row:
+    for cell in rows[at]:
         tokens = cell.text.split()
         numbers = [t for t in tokens if _as_number(t)]
+        own = next((c for c in below if c.column == cell.column), None) if len(tokens) < len(labels) else None
         if len(numbers) == len(labels) == len(tokens) and int(_as_number(numbers[ordinal])) == int(digits):
             d_proof = [cell.proof()]
         elif len(tokens) == len(labels) * width and " ".join(
                 _fold(t) for t in tokens[ordinal * width:(ordinal + 1) * width]) == words:
             w_proof = [cell.proof()]
+        elif own is not None and _as_number(own.text.replace(" ", "")) == digits:
+            d_proof = [own.proof()]
+        elif own is not None and " ".join(_fold(t) for t in own.text.split()) == words:
+            w_proof = [own.proof()]
     return (d_proof, w_proof) if d_proof and w_proof else None
 
 
@@ -336,15 +378,47 @@ def _locate(stream: _Stream, key: str, digits: str, words: str, rows: list[list[
         merged = _in_merged_cell(stream, rows, anchor, digits, words)
         if merged:
             return merged
-        window = stream.window(anchor)
-        d, w = _digits_at(stream, window, digits), _words_at(stream, window, words)
-        if d is not None and w is not None:
-            return _cite_digits(stream, d), _cite_units(stream, w)
+        after, before = stream.sides(anchor)
+        w = _words_at(stream, after + before, words)
+        # digits after the label first, as a reader reads a row; where the text lost them (an OCR slip), the
+        # words beside the label show the number and are cited for it
+        d = _digits_at(stream, after, digits) or (None if w is not None else _digits_at(stream, before, digits))
+        if w is not None:
+            return _cite_digits(stream, d) if d is not None else _cite_units(stream, w), _cite_units(stream, w)
         if fallback is None and (d is not None or w is not None):
             label = _cite_units(stream, [anchor])
             fallback = (_cite_digits(stream, d) if d is not None else label,
                         _cite_units(stream, w) if w is not None else label)
     return fallback
+
+
+def _unit_of(stream: _Stream, ref: dict[str, Any]) -> int | None:
+    """The unit a proof cites (a WORD's line)."""
+    for k, unit in enumerate(stream.units):
+        if unit.kind == "LINE" and ref.get("type") in ("LINE", "WORD") and unit.line == ref.get("id", ref.get("line")):
+            return k
+        if unit.kind == "CELL" and ref.get("type") == "CELL" and (unit.table, unit.row, unit.column) == (
+                ref.get("table"), ref.get("row"), ref.get("column")):
+            return k
+    return None
+
+
+def _unlabelled(stream: _Stream, index: int, digits: str, words: str, claimed: set[int | None]
+                ) -> tuple[list[dict[str, Any]], list[dict[str, Any]]] | None:
+    """The values of a row whose name the text does not show (the OCR dropped it, or a stamp or a signature
+    garbled it), as a reader who knows the form's order finds them: printed after the row of the nearest
+    earlier party the text names and before the nearest later one, in a line or cell no named row's values
+    are in. `index` is the row's place in the form (a total's is after the last party's)."""
+    earlier = [a for p in reversed(PARTIES[:index]) for a in stream.anchors(p)[:1]]
+    later = [a for p in PARTIES[index + 1:] for a in stream.anchors(p)[:1]]
+    lo = earlier[0] if earlier else 0
+    # blocks of rows side by side interleave in the text: a later party read before the earlier one bounds nothing
+    hi = later[0] if later and later[0] > lo else len(stream.tokens)
+    free = [p for p in range(lo, hi) if p not in stream.labels and stream.tokens[p].unit not in claimed]
+    d, w = _digits_at(stream, free, digits), _words_at(stream, free, words)
+    if w is None:
+        return None
+    return (_cite_digits(stream, d) if d is not None else _cite_units(stream, w)), _cite_units(stream, w)
 
 
 def _field(value: Any, proof: list[dict[str, Any]]) -> dict[str, Any]:
@@ -378,8 +452,11 @@ def correct_answer(prompt_text: str, printed: dict[str, Any], *, strict: bool = 
     if not id_proof:
         missing.append(f"the acta code {printed['acta_id']}")
     answer: dict[str, Any] = {"acta_id": _field(printed["acta_id"], id_proof), "rows": []}
-    for row in printed["rows"]:
-        found = _locate(stream, row["party"], row["votes_text"], row["votes_words"], parsed.rows)
+    located = [_locate(stream, row["party"], row["votes_text"], row["votes_words"], parsed.rows)
+               for row in printed["rows"]]
+    claimed = {_unit_of(stream, ref) for found in located if found for refs in found for ref in refs}
+    for i, row in enumerate(printed["rows"]):
+        found = located[i] or _unlabelled(stream, i, row["votes_text"], row["votes_words"], claimed)
         if found is None:
             missing.append(f"row {row['party']} printing {row['votes_text']} / {row['votes_words']}")
             found = ([], [])
@@ -389,7 +466,8 @@ def correct_answer(prompt_text: str, printed: dict[str, Any], *, strict: bool = 
             "votes_words": _field(row["votes_words"], found[1]),
         })
     for key in TOTAL_KEYS:
-        found = _locate(stream, key, printed[f"{key}_text"], printed[f"{key}_words"], parsed.rows)
+        found = (_locate(stream, key, printed[f"{key}_text"], printed[f"{key}_words"], parsed.rows)
+                 or _unlabelled(stream, len(PARTIES), printed[f"{key}_text"], printed[f"{key}_words"], claimed))
         if found is None:
             missing.append(f"{key} printing {printed[f'{key}_text']} / {printed[f'{key}_words']}")
             found = ([], [])
@@ -400,12 +478,27 @@ def correct_answer(prompt_text: str, printed: dict[str, Any], *, strict: bool = 
     return answer
 
 
+def uncited_answer(printed: dict[str, Any]) -> dict[str, Any]:
+    """What a model that saw only the page images answers: every value as printed, no OCR proofs."""
+    def f(value: Any) -> dict[str, Any]:
+        return {"value": value, "proof": []}
+
+    answer = {"acta_id": f(printed["acta_id"]),
+              "rows": [{"party": r["party"], "votes": f(r["votes"]), "votes_words": f(r["votes_words"])}
+                       for r in printed["rows"]]}
+    for key in TOTAL_KEYS:
+        answer[key], answer[f"{key}_words"] = f(printed[key]), f(printed[f"{key}_words"])
+    return answer
+
+
 # --- spoiling an answer --------------------------------------------------------------------------------
 
 
 def width_of(answer: dict[str, Any]) -> int:
-    """How many digits the sheet prints per count (the words of the first row tell)."""
-    return len(str(answer["rows"][0]["votes_words"]["value"]).split())
+    """How many digits the sheet pads its counts to: the words of every row count as many (0056 is CERO CERO
+    CINCO SEIS); 1 when they differ (a sheet printing 56 as CINCO SEIS)."""
+    counts = {len(str(row["votes_words"]["value"]).split()) for row in answer["rows"]}
+    return counts.pop() if len(counts) == 1 else 1
 
 
 def spelled(number: int, width: int) -> str:

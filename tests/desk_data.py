@@ -20,10 +20,10 @@ from extraction.doctypes.acta_layout import PARTIES
 from extraction.doctypes.registry import get_doctype
 from extraction.models import Batch, Block, Document, Extraction, Page, Round
 from extraction.prompt import render_prompt
+from extraction.reading_context import reading_context
 from extraction.services.extract import fieldvalues_save, ocr_pages_of, violations_save
 from extraction.states import Status
 from extraction.validation import make_validator
-from extraction.violations import RuleContext
 
 PAGE_W, PAGE_H = 1275, 1650
 ROW_H = 0.05
@@ -122,13 +122,14 @@ def flagged_acta(*, batch: Batch | None = None, seed: int = 1, pages: int = 1, w
     blocks = [b for p in ocr_pages for b in p.blocks]
     doctype = get_doctype("acta")
     answer = doctype.parse_answer(read_acta(pages=ocr_pages, prompt=prompt))
-    violations = make_validator(doctype, RuleContext(prompt=prompt, blocks=blocks))(answer)
+    ctx = reading_context(doctype=doctype, input_mode="ocr", prompt=prompt, blocks=blocks)
+    violations = make_validator(doctype, ctx)(answer)
     extraction = Extraction.objects.create(document=document, doctype="acta", reader=Extraction.Reader.TEMPLATE,
                                            stop_reason="passed" if not violations else "exhausted", best_round=1,
                                            answer=answer)
     Round.objects.create(extraction=extraction, number=1, state=Round.State.COMPLETED, parsed=answer,
                          violations=[v.to_dict() for v in violations])
-    fieldvalues_save(extraction=extraction, answer=answer, prompt=prompt, blocks=blocks)
+    fieldvalues_save(extraction=extraction, answer=answer, ctx=ctx)
     violations_save(extraction=extraction, violations=violations)
     Document.objects.filter(pk=document.pk).update(
         status=(Status.FLAGGED if violations else Status.PASSED).value, version=2)

@@ -28,6 +28,7 @@ from tests.acta_answers import (
     data_section,
     forced_sum,
     misread,
+    uncited_answer,
 )
 from tests.acta_pipeline import USAGE, acta_pdf, model, process, row_with, when_told
 from tests.llm_server import (
@@ -310,15 +311,15 @@ def test_rows_swapped_with_their_proofs_are_caught_when_the_votes_sit_in_their_o
     from extraction.ocr.blocks import SourceDocument
     from extraction.ocr.pdf_text import PdfTextEngine
     from extraction.prompt import render_prompt
+    from extraction.reading_context import reading_context
     from extraction.validation import make_validator
-    from extraction.violations import RuleContext
     from tests.acta_answers import swap_rows
 
     acta, path = acta_pdf(tmp_path, seed=3, layout="classic")  # party | votes | words in separate cells
     pages = PdfTextEngine().read(SourceDocument(path=path, kind="pdf", pages=[]))
     prompt = render_prompt(pages)
     acta_type = get_doctype("acta")
-    validate = make_validator(acta_type, RuleContext(prompt=prompt, blocks=[b for p in pages for b in p.blocks]))
+    validate = make_validator(acta_type, reading_context(doctype=acta_type, input_mode="text", pages=pages))
     answer = acta_type.parse_answer(correct_answer(prompt.text, acta.printed))
     assert validate(answer) == []
     a, b = 0, next(i for i in range(1, 13) if acta.printed["rows"][i]["votes"] != acta.printed["rows"][0]["votes"])
@@ -334,7 +335,7 @@ def test_a_model_that_reads_only_the_page_images_is_not_asked_for_ocr_proofs(llm
 
     def right_without_proofs(body: dict[str, Any]):
         # the vision request carries no OCR text, so the scripted reader answers what is printed, uncited
-        answer = counts_only(acta.printed)
+        answer = uncited_answer(acta.printed)
         return reply_json(answer, usage=USAGE)
 
     llm_env.script(right_without_proofs)
@@ -344,15 +345,3 @@ def test_a_model_that_reads_only_the_page_images_is_not_asked_for_ocr_proofs(llm
     assert (doc.status, extraction.stop_reason) == ("passed", "passed")
     user = llm_env.bodies[0]["messages"][1]["content"]
     assert [p["type"] for p in user] == ["text", "image_url"] and DATA_OPEN not in json.dumps(user)
-
-
-def counts_only(printed: dict) -> dict:
-    def f(value):
-        return {"value": value, "proof": []}
-
-    answer = {"acta_id": f(printed["acta_id"]),
-              "rows": [{"party": r["party"], "votes": f(r["votes"]), "votes_words": f(r["votes_words"])}
-                       for r in printed["rows"]]}
-    for key in ("valid_votes", "null_votes", "total_votes"):
-        answer[key], answer[f"{key}_words"] = f(printed[key]), f(printed[f"{key}_words"])
-    return answer

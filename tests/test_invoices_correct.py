@@ -13,9 +13,9 @@ from extraction.doctypes.registry import get_doctype
 from extraction.ocr.blocks import PageImage, SourceDocument
 from extraction.ocr.registry import get_engine
 from extraction.prompt import render_prompt
+from extraction.reading_context import reading_context
 from extraction.render import render_document
 from extraction.validation import make_validator
-from extraction.violations import RuleContext
 from tests.invoice_answers import correct_invoice_answer, same_as_truth
 from tests.invoice_truth import INVOICES, load_truth
 
@@ -40,7 +40,8 @@ def read(tmp_path_factory):
             prompt = render_prompt(pages)
             blocks = [b for p in pages for b in p.blocks]
             answer = DOCTYPE.parse_answer(correct_invoice_answer(name, load_truth(name), prompt, blocks))
-            cache[name] = answer, make_validator(DOCTYPE, RuleContext(prompt=prompt, blocks=blocks))
+            ctx = reading_context(doctype=DOCTYPE, input_mode="text", prompt=prompt, blocks=blocks)
+            cache[name] = answer, make_validator(DOCTYPE, ctx)
         return cache[name]
 
     return read_one

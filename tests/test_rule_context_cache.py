@@ -10,7 +10,7 @@ from django.db import transaction
 
 from extraction.doctypes.registry import get_doctype
 from extraction.models import Extraction, Page, Violation
-from extraction.prompt import render_prompt
+from extraction.reading_context import reading_context
 from extraction.services import review
 from extraction.services.extract import ocr_pages_of
 from extraction.services.pipeline import blocks_save
@@ -31,8 +31,7 @@ def _forget():
 
 def fresh_context(document) -> RuleContext:
     """A context built from the stored blocks now, nothing kept."""
-    pages = ocr_pages_of(document=document)
-    return RuleContext(prompt=render_prompt(pages), blocks=[b for p in pages for b in p.blocks])
+    return reading_context(doctype=get_doctype("acta"), input_mode="ocr", pages=ocr_pages_of(document=document))
 
 
 def fresh_verdict(acta, answer) -> list[tuple]:
@@ -60,9 +59,9 @@ def reread(document, *, old: str, new: str) -> None:
 
 def test_the_context_is_kept_while_the_blocks_stay_the_same(users, django_assert_num_queries):
     acta = flagged_acta(seed=31)
-    first = document_rule_context(document=acta.document, extraction=acta.extraction, doctype_name="acta")
+    first = document_rule_context(document=acta.document, extraction=acta.extraction, doctype=get_doctype("acta"))
     with django_assert_num_queries(1):  # only the check of the blocks
-        again = document_rule_context(document=acta.document, extraction=acta.extraction, doctype_name="acta")
+        again = document_rule_context(document=acta.document, extraction=acta.extraction, doctype=get_doctype("acta"))
     assert again.cache is first.cache and again.blocks is first.blocks and again is not first
 
 
@@ -88,7 +87,10 @@ def test_after_a_re_read_the_verdict_is_the_new_blocks_not_the_kept_ones(users):
     before = review._revalidate(document=doc, extraction=extraction, answer=answer)  # kept from here on
     assert verdict(before) == fresh_verdict(acta, answer)
 
-    reread(doc, old="PSUV", new="PCV")  # same document and extraction; row 1 now reads as another party's
+    # same document and extraction; the first two rows' names swapped: each row's values now stand under
+    # the other party's name
+    for old, new in (("PSUV", "SWAP"), ("PCV", "PSUV"), ("SWAP", "PCV")):
+        reread(doc, old=old, new=new)
     after = review._revalidate(document=doc, extraction=extraction, answer=answer)
 
     assert verdict(after) == fresh_verdict(acta, answer)
@@ -97,8 +99,8 @@ def test_after_a_re_read_the_verdict_is_the_new_blocks_not_the_kept_ones(users):
 
 def test_a_new_run_gets_its_own_context(users):
     acta = flagged_acta(seed=34)
-    first = document_rule_context(document=acta.document, extraction=acta.extraction, doctype_name="acta")
+    first = document_rule_context(document=acta.document, extraction=acta.extraction, doctype=get_doctype("acta"))
     rerun = Extraction.objects.create(document=acta.document, doctype="acta", answer=acta.extraction.answer,
                                       stop_reason="exhausted")
-    second = document_rule_context(document=acta.document, extraction=rerun, doctype_name="acta")
+    second = document_rule_context(document=acta.document, extraction=rerun, doctype=get_doctype("acta"))
     assert second.cache is not first.cache

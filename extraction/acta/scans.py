@@ -99,3 +99,38 @@ def scan_image(pdf_bytes: bytes, *, seed: int, style: str) -> bytes:
     image = image.rotate(rotation, resample=Image.Resampling.BICUBIC, expand=False, fillcolor=244)
     image = image.filter(ImageFilter.GaussianBlur(blur))
     return _jpeg(_grain(image, rng.uniform(3.0, 7.0), seed), quality)
+
+
+def degrade_scan(page: Image.Image, *, seed: int, perspective: float, rotation: float, lighting: str, blur: float,
+                 grain: float, jpeg_quality: int) -> bytes:
+    """JPEG bytes of `page` scanned with the given parameters (the sampled sheets' scans).
+
+    `perspective` is the largest corner move (a fraction of the side; each corner moves inward by up to it),
+    `lighting` one of even | gradient | dark-corner | gradient+corner. Which corner moves how far and where
+    the light falls come from `seed`, so the same arguments give the same bytes.
+    """
+    rng = random.Random(f"degrade-{seed}")
+    image = page.convert("L").point(lambda v: int(v * 0.94) + 4)
+    w, h = image.size
+    if perspective > 0:
+        shift = [(rng.uniform(0, perspective) * w, rng.uniform(0, perspective) * h) for _ in range(4)]
+        corners = [(shift[0][0], shift[0][1]), (w - shift[1][0], shift[1][1]), (w - shift[2][0], h - shift[2][1]),
+                   (shift[3][0], h - shift[3][1])]
+        coeffs = _perspective_coeffs([(0, 0), (w, 0), (w, h), (0, h)], corners)
+        image = image.transform((w, h), Image.Transform.PERSPECTIVE, coeffs, resample=Image.Resampling.BICUBIC,
+                                fillcolor=236)
+    image = image.rotate(rotation, resample=Image.Resampling.BICUBIC, expand=False, fillcolor=236)
+    if lighting != "even":
+        ys, xs = np.mgrid[0:h, 0:w].astype(np.float64)
+        light = np.ones((h, w))
+        if "gradient" in lighting:
+            angle = rng.uniform(0, 2 * np.pi)
+            ramp = np.cos(angle) * xs / w + np.sin(angle) * ys / h
+            light -= rng.uniform(0.12, 0.3) * (ramp - ramp.min()) / (np.ptp(ramp) or 1.0)
+        if "corner" in lighting:
+            cx, cy = rng.choice([(0, 0), (w, 0), (0, h), (w, h)])
+            dist = np.hypot(xs - cx, ys - cy) / np.hypot(w, h)
+            light *= 1.0 - rng.uniform(0.15, 0.3) * np.clip(1.0 - dist * 2.2, 0, 1)
+        image = Image.fromarray(np.clip(np.asarray(image, dtype=np.float64) * light, 0, 255).astype(np.uint8))
+    image = image.filter(ImageFilter.GaussianBlur(blur))
+    return _jpeg(_grain(image, grain, seed), jpeg_quality)

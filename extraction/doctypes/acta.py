@@ -3,6 +3,7 @@ plus valid / null / total votes, all of which must agree with each other."""
 
 from __future__ import annotations
 
+import re
 from typing import Any
 
 from pydantic import BaseModel, ConfigDict
@@ -94,6 +95,20 @@ def group_fields(answer: dict[str, Any]) -> list[FieldGroup]:
     ]
 
 
+_ROW_PATH = re.compile(r"rows\[(\d+)\]\.")
+
+
+def party_of(answer: dict[str, Any], path: str) -> str | None:
+    """The party printed on the row of a row's field ('rows[5].votes' -> 'PODEMOS'): the label that row
+    stands under on the sheet (DESIGN.md: each party row prints its votes beside the party's name)."""
+    m = _ROW_PATH.match(path)
+    rows = answer.get("rows") if m else None
+    if not isinstance(rows, list) or int(m.group(1)) >= len(rows) or not isinstance(rows[int(m.group(1))], dict):
+        return None
+    party = rows[int(m.group(1))].get("party")
+    return party if isinstance(party, str) and party.strip() else None
+
+
 # Reviewers correct what was read: the id, the counts and their words. Party names are the printed form
 # itself (rows_layout checks them), never a reviewer's input.
 EDITABLE = {"acta_id": str, "rows[*].votes": Count, "rows[*].votes_words": str,
@@ -110,6 +125,7 @@ DOCTYPE = DocumentType(
     page_truth=page_truth,
     compare_truth=compare_truth,
     word_numbers=True,
+    row_anchor=party_of,
     group_fields=group_fields,
     editable=EDITABLE,
 )

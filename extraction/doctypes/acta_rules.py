@@ -11,7 +11,10 @@ from extraction.answers import get_value
 from extraction.doctypes.acta_layout import PARTIES
 from extraction.numbers import as_int, digit_word_runs, fold, parse_digit_words
 from extraction.ocr.blocks import BlockType, OcrBlock
-from extraction.ocr.layout import estimate_skew, skew_of_quads, visual_rows
+from extraction.ocr.layout import visual_rows
+from extraction.page_rows import page_skew, token_kind
+from extraction.proof_blocks import ResolvedProof
+from extraction.proof_words import page_rows
 from extraction.proofs import block_index, resolve_field
 from extraction.validation import required_fields_rule
 from extraction.violations import RuleContext, Violation
@@ -284,13 +287,7 @@ def _line_rows(index: Any, page: int) -> dict[str, int]:
         return b.bbox.left, b.bbox.top, b.bbox.right, b.bbox.bottom
 
     lines = [b for b in index.by_id.values() if b.type is BlockType.LINE and b.page == page]
-    # The skew from the engine's turned line boxes where it drew them, else from the words: neighbouring
-    # words of a line chain reliably, lines a gutter apart do not.
-    skew = skew_of_quads([b.polygon for b in lines])
-    if skew is None:
-        words = [box(b) for b in index.by_id.values() if b.type is BlockType.WORD and b.page == page]
-        skew = estimate_skew(words) if words else None
-    rows = visual_rows([box(b) for b in lines], skew=skew)
+    rows = visual_rows([box(b) for b in lines], skew=page_skew(lines, index.words_by_page.get(page, [])))
     return {lines[i].id: r for r, row in enumerate(rows) for i in row}
 
 
@@ -342,9 +339,63 @@ def _proof_rows(found: list, index: Any, ctx: RuleContext) -> tuple[list[str], l
     return memo[key]
 
 
+def _row_labels(index: Any, page: int, ctx: RuleContext) -> dict[str, str]:
+    """The last word of every party name of the form printed on the page -> that party; a name printed on
+    more than one row (the form prints each once: the OCR read another party's name as this one) labels no
+    row. Built once per context: it depends on the blocks only."""
+    memo: dict[int, dict[str, str]] = ctx.cache.setdefault("acta_row_labels", {})
+    if page not in memo:
+        rows = page_rows(index, page, ctx)
+        ends: dict[str, str] = {}
+        for party in PARTIES:
+            found = rows.labels(party)
+            if len({row for row, _, _ in found}) > 1:
+                continue
+            for row, _, right in found:
+                for w in rows.rows[row]:
+                    if w.bbox.right == right:
+                        ends[w.id] = party
+        memo[page] = ends
+    return memo[page]
+
+
+def _party_before(word: ResolvedProof, index: Any, ctx: RuleContext) -> str | None:
+    """The party whose name is the label of a cited word's row: the first words before it on its page row
+    past the row's own values (its number in digits and in words), when they are a party's name; None when
+    they are anything else (a candidate's name, text the OCR garbled), nothing, or a second number of a kind
+    the row already showed (the values of a block of rows beside this one, whose own label is missing): no
+    evidence of another party's row."""
+    rows = page_rows(index, word.page, ctx)
+    row = rows.row_of.get(word.block_id)
+    if row is None:
+        return None
+    words = rows.rows[row]
+    at = next(i for i, w in enumerate(words) if w.id == word.block_id)
+    own = rows.run_of(word.block_id)
+    seen = {own.kind} if own is not None else set()
+    for w in reversed(words[:at]):
+        run = rows.run_of(w.id)
+        if run is own or token_kind(w.text) == "rule":
+            continue
+        if run is not None:
+            if run.kind in seen and w is run.words[-1]:
+                return None
+            seen.add(run.kind)
+            continue
+        return _row_labels(index, word.page, ctx).get(w.id)
+    return None
+
+
 def _other_party(own: list[str], found: list, index: Any, ctx: RuleContext) -> str | None:
-    """The first party other than `own` whose row the resolved proofs stand in, when they do not stand in
-    `own`'s; None when they stand in no party's row or in `own`'s."""
+    """The party other than `own` whose row the resolved proofs stand in, when they do not stand in `own`'s;
+    None when they stand in no party's row or in `own`'s.
+
+    Words a proof resolved to stand in the row whose label precedes them on their page row (`_party_before`);
+    any other proof (a cell or line with no words that show the value) in the rows of its cell or line."""
+    words = [f for f in found if f.type == BlockType.WORD.value and f.shows_value]
+    if words:
+        party = _party_before(words[0], index, ctx)
+        return None if party is None or party.split() == own else party
     tokens, cited = _proof_rows(found, index, ctx)
     if not tokens:
         return None
@@ -374,7 +425,8 @@ def row_proof_party(answer: dict[str, Any], ctx: RuleContext) -> list[Violation]
                 continue
             memo_key = ("acta_row_party", party, repr(node.get("value")), repr(node.get("proof")))
             if memo_key not in memo:
-                memo[memo_key] = _other_party(fold(party).split(), resolve_field(node, ctx), index, ctx)
+                found = resolve_field(node, ctx, anchor=ctx.anchor(answer, f"rows[{i}].{key}"))
+                memo[memo_key] = _other_party(fold(party).split(), found, index, ctx)
             other = memo[memo_key]
             if other is not None:
                 out.append(

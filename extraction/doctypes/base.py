@@ -256,6 +256,9 @@ class DocumentType:
     # (answer, truth) -> how the answer differs from a truth `page_truth` gave; None when the truth is unusable
     compare_truth: Callable[[Any, Any], TruthComparison | None] | None = None
     word_numbers: bool = False  # Spanish digit words in a cited line count as support for numbers
+    # (answer, path) -> the label printed on the row of that field (the acta's party), or None: where a cited
+    # block shows a value more than once, its proof is the occurrence on that row (extraction/proof_words.py)
+    row_anchor: Callable[[dict[str, Any], str], str | None] | None = None
     group_fields: Callable[[dict[str, Any]], list[FieldGroup]] = _default_groups
     # What a reviewer may correct: path patterns of proved fields ("rows[*].votes") and the type each new
     # value must have. Empty: every proved field, checked by the schema alone.

@@ -256,8 +256,11 @@ def refine_rows(cells: Sequence[GridCell], bands: Sequence[tuple[float, float]],
     with the nearest such row. Whether a column follows the new rows is decided over the whole table: a
     column whose cells hold several of those rows follows them and each of its cells is split, one per
     row; a column whose cells hold one text each (a candidate name merged over its parties) keeps one cell
-    that spans the new rows. Nothing is split unless more columns follow the rows than hold one text: a
-    row where two wrapped cells sit beside two single-line cells reads as wrapped text, not as two rows.
+    that spans the new rows. Nothing is split on the table's say unless more columns follow the rows than
+    hold one text: a row where two wrapped cells sit beside two single-line cells reads as wrapped text, not
+    as two rows. A detected row is also split on its own say where more of its cells hold several of its
+    visual rows than hold one (a rule the finder missed between two rows of an otherwise ruled table, whose
+    other rows vote for wrapped text), those cells then following its rows.
     Returns new cells with rows renumbered from 1.
     """
     if not cells or not bands:
@@ -270,30 +273,39 @@ def refine_rows(cells: Sequence[GridCell], bands: Sequence[tuple[float, float]],
 
     follow: Counter[int] = Counter()
     single: Counter[int] = Counter()
+    held: dict[int, dict[int, int]] = {}  # detected row -> column -> how many of its visual rows the cell holds
     for r, band_groups in groups.items():
         if len(band_groups) < 2:
             continue
+        held[r] = {}
         for cell in cells:
             if cell.row != r or cell.row_span != 1 or not cell.words:
                 continue
-            held = sum(any(i in group for i in cell.words) for group in band_groups)
-            (follow if held >= 2 else single)[cell.column] += 1
+            held[r][cell.column] = sum(any(i in group for i in cell.words) for group in band_groups)
+            (follow if held[r][cell.column] >= 2 else single)[cell.column] += 1
     # A tie follows the rows: splitting a label column only moves the label to one of its rows, while
     # letting a data column span would show its value on the first row.
     following = {c for c in follow if follow[c] >= single[c]}
     singles = {c for c in single if single[c] > follow[c]}
-    if len(following) <= len(singles):
+    table_says = len(following) > len(singles)
+    splitting: dict[int, set[int]] = {}  # detected row -> the columns whose cells are split there
+    for r, columns in held.items():
+        many = {c for c, n in columns.items() if n >= 2}
+        if len(many) > len(columns) - len(many):
+            splitting[r] = many | (following if table_says else set())
+        elif table_says and following & columns.keys():
+            splitting[r] = set(following)
+    if not splitting:
         return list(cells)
 
-    split = {c.row for c in cells if c.row_span == 1 and c.column in following and len(groups[c.row]) >= 2}
-    counts = [len(groups[r]) if r in split else 1 for r in range(1, len(bands) + 1)]
+    counts = [len(groups[r]) if r in splitting else 1 for r in range(1, len(bands) + 1)]
     first = [1 + sum(counts[:k]) for k in range(len(counts))]  # new number of each band's first row
     # The new rows meet halfway between the words of the following columns (a label merged over the rows
     # may sit anywhere in its cell).
-    followers = {i for c in cells if c.row_span == 1 and c.column in following for i in c.words}
+    followers = {i for c in cells if c.row_span == 1 and c.column in splitting.get(c.row, following) for i in c.words}
     out: list[GridCell] = []
     for cell in cells:
-        if cell.row_span == 1 and cell.row in split and cell.column in following:
+        if cell.row_span == 1 and cell.row in splitting and cell.column in splitting[cell.row]:
             out += _split_cell(cell, groups[cell.row], bands[cell.row - 1], first[cell.row - 1], boxes, followers)
             continue
         last = min(cell.row + cell.row_span - 1, len(bands))
@@ -349,3 +361,52 @@ def _split_cell(cell: GridCell, band_groups: list[set[int]], band: tuple[float, 
                  box=(x0, edges[k], x1, edges[k + 1]), words=[i for i in cell.words if i in group])
         for k, group in enumerate(band_groups)
     ]
+
+
+def split_spanning_cells(cells: Sequence[GridCell], boxes: Sequence[Box], *, skew: float = 0.0) -> list[GridCell]:
+    """Cells that span several rows while their words line up with those rows, split into one cell per row.
+
+    A table finder draws rows from ruled lines: a column ruled only around a group of rows (a candidate's
+    party names, or their votes in words) comes out as one cell over the group, while the column beside it,
+    ruled per row, splits the same rows. The words are the truth: where every word of such a cell sits level
+    with the words of the single-row cells of one of the rows it spans, and they fall on two rows or more,
+    the cell becomes one cell per spanned row holding that row's words. A text that stands apart from the
+    rows (a candidate's name centred over its parties) is left as one spanning cell.
+    """
+    if not any(c.row_span > 1 and c.words for c in cells):
+        return list(cells)
+    row_of: dict[int, int] = {}
+    for visual, row in enumerate(visual_rows(boxes, skew=skew)):
+        for i in row:
+            row_of[i] = visual
+    singles: dict[int, list[GridCell]] = {}
+    for c in cells:
+        if c.row_span == 1:
+            singles.setdefault(c.row, []).append(c)
+    out: list[GridCell] = []
+    for cell in cells:
+        pieces = _row_pieces(cell, singles, row_of) if cell.row_span > 1 and cell.words else None
+        out += pieces if pieces else [cell]
+    return sorted(out, key=lambda c: (c.row, c.column))
+
+
+def _row_pieces(cell: GridCell, singles: dict[int, list[GridCell]], row_of: dict[int, int]) -> list[GridCell] | None:
+    """One cell per row `cell` spans, each with the words level with that row's single-row cells; None when a
+    word lines up with none of them, when they fall on one row only, or when a spanned row has no single-row
+    cell to tell where it lies."""
+    spanned = range(cell.row, cell.row + cell.row_span)
+    if any(not singles.get(r) for r in spanned):
+        return None
+    lined = {r: {row_of[i] for c in singles[r] if c.column != cell.column for i in c.words} for r in spanned}
+    home: dict[int, int] = {}
+    for i in cell.words:
+        rows = [r for r in spanned if row_of[i] in lined[r]]
+        if len(rows) != 1:
+            return None
+        home[i] = rows[0]
+    if len(set(home.values())) < 2:
+        return None
+    x0, _, x1, _ = cell.box
+    return [GridCell(row=r, column=cell.column, row_span=1, column_span=cell.column_span,
+                     box=(x0, min(c.box[1] for c in singles[r]), x1, max(c.box[3] for c in singles[r])),
+                     words=[i for i in cell.words if home[i] == r]) for r in spanned]

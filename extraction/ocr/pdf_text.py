@@ -2,7 +2,7 @@
 
 Produces PAGE > LINE > WORD from page.get_text("words") (lines rebuilt from word geometry, see
 extraction/ocr/lines.py) and PAGE > TABLE > CELL from page.find_tables(), its rows refined by word
-geometry (layout.refine_rows). Cell text is rebuilt from the words inside each cell, because
+geometry (layout.refine_rows, layout.split_spanning_cells). Cell text is rebuilt from the words inside each cell, because
 Table.extract() drops the spaces between words.
 """
 
@@ -17,7 +17,7 @@ from typing import Any
 import pymupdf
 
 from extraction.ocr.blocks import BBox, BlockType, OcrBlock, OcrError, OcrPage, SourceDocument
-from extraction.ocr.layout import GridCell, estimate_skew, refine_rows, words_in_cells
+from extraction.ocr.layout import GridCell, estimate_skew, refine_rows, split_spanning_cells, words_in_cells
 from extraction.ocr.lines import EngineWord, build_page_lines
 
 # A page needs this many letters/digits to count as born-digital ...
@@ -148,10 +148,11 @@ def _table_blocks(page: pymupdf.Page, number: int, page_id: str, words: list[tup
         blocks.append(OcrBlock(id=table_id, type=BlockType.TABLE, page=number, text="",
                                bbox=normalize(table.bbox), parent=page_id, order=first_order + len(blocks)))
         inside = [i for i, box in enumerate(boxes) if _centre_inside(box, table.bbox)]
+        table_boxes = [boxes[i] for i in inside]
         cells = _grid_cells(table)
-        words_in_cells(cells, [boxes[i] for i in inside])
-        bands = _bands(table)
-        for cell in refine_rows(cells, bands, [boxes[i] for i in inside], skew=skew):
+        words_in_cells(cells, table_boxes)
+        refined = refine_rows(cells, _bands(table), table_boxes, skew=skew)
+        for cell in split_spanning_cells(refined, table_boxes, skew=skew):
             blocks.append(OcrBlock(
                 id=f"{table_id}-c{cell.row}.{cell.column}", type=BlockType.CELL, page=number,
                 text=" ".join(words[inside[k]][4] for k in sorted(cell.words)), bbox=normalize(cell.box),

@@ -25,6 +25,7 @@ from extraction.ocr.blocks import BBox, BlockType, OcrBlock, OcrPage
 from extraction.prompt import render_prompt
 from extraction.proofs import resolve_proofs
 from extraction.reading import round_extractor, round_images
+from extraction.reading_context import reading_context
 from extraction.services.confidence import fieldconfidence_save, suspicious_pass_check
 from extraction.services.lease import ClaimLost, Lease
 from extraction.services.transitions import document_transition
@@ -134,8 +135,9 @@ def extraction_run(*, document: Document, options: dict | None = None, lease: Le
                            "then retry.")
         return Status.FAILED.value
     # A model that reads only the page images cites no OCR ids: its proofs cannot be checked.
-    text_input = config is None or config.input_mode in ("text", "hybrid")
-    ctx = RuleContext(prompt=prompt if text_input else None, blocks=blocks)
+    ctx = reading_context(doctype=doctype, input_mode=config.input_mode if config else "ocr", prompt=prompt,
+                          blocks=blocks)
+    text_input = ctx.prompt is not None
 
     reader = Extraction.Reader.LLM if config else Extraction.Reader.TEMPLATE
     extraction = Extraction.objects.create(
@@ -165,9 +167,8 @@ def extraction_run(*, document: Document, options: dict | None = None, lease: Le
         validate = make_validator(doctype, ctx, judge=judge)
         if config.input_mode == "text":
             images = _no_images
-        else:  # crops locate the involved fields through the prompt even when the rules cannot use it
-            crop_ctx = RuleContext(prompt=prompt, blocks=blocks, word_numbers=ctx.word_numbers)
-            images = round_images(pages=_page_images(document=document, doctype=doctype), ctx=crop_ctx,
+        else:
+            images = round_images(pages=_page_images(document=document, doctype=doctype), ctx=ctx,
                                   max_side=config.image_max_side)
 
         def on_reply(reply: Any) -> None:
@@ -183,7 +184,7 @@ def extraction_run(*, document: Document, options: dict | None = None, lease: Le
 
     if lease is not None:
         lease.check()
-    return _finish(document=document, extraction=extraction, result=result, ctx=ctx, prompt=prompt, claim=claim)
+    return _finish(document=document, extraction=extraction, result=result, ctx=ctx, claim=claim)
 
 
 def _no_images(attempt: Attempt) -> list[str]:
@@ -198,7 +199,7 @@ def _end(*, document_id: int, to: Status, claim: int | None, error_code: str | N
         raise ClaimLost(f"document {document_id} was taken back before this run could end it")
 
 
-def _finish(*, document, extraction, result, ctx, prompt, claim: int | None = None) -> str:
+def _finish(*, document, extraction, result, ctx, claim: int | None = None) -> str:
     sums = Round.objects.filter(extraction=extraction).aggregate(
         prompt_tokens=Sum("prompt_tokens"), completion_tokens=Sum("completion_tokens"), cost=Sum("cost"))
     usage = {key: value or 0 for key, value in sums.items()}
@@ -223,8 +224,7 @@ def _finish(*, document, extraction, result, ctx, prompt, claim: int | None = No
             answer=result.answer, error=str(result.error or ""), finished_at=timezone.now(), **usage,
         )
         if result.answer is not None:
-            fieldvalues_save(extraction=extraction, answer=result.answer, prompt=prompt, blocks=ctx.blocks,
-                             word_numbers=ctx.word_numbers)
+            fieldvalues_save(extraction=extraction, answer=result.answer, ctx=ctx)
             violations_save(extraction=extraction, violations=result.violations, settled=result.settled)
             kept = result.best.number if result.best else len(result.rounds)
             scores = fieldconfidence_save(extraction=extraction, answer=result.answer, violations=result.violations,
@@ -237,10 +237,11 @@ def _finish(*, document, extraction, result, ctx, prompt, claim: int | None = No
     return to.value
 
 
-def fieldvalues_save(*, extraction: Extraction, answer: dict, prompt, blocks: list[OcrBlock], word_numbers: bool = False) -> None:
-    """One FieldValue per proved field, with the blocks its proof resolved to."""
-    resolved = resolve_proofs(answer, prompt=prompt, blocks=blocks, word_numbers=word_numbers)
-    confidence_of = {b.id: b.confidence for b in blocks}
+def fieldvalues_save(*, extraction: Extraction, answer: dict, ctx: RuleContext) -> None:
+    """One FieldValue per proved field, with the blocks its proof resolved to (located through the prompt's
+    ids even where the model read only the page images, as the desk shows them)."""
+    resolved = resolve_proofs(answer, ctx.locating())
+    confidence_of = {b.id: b.confidence for b in ctx.blocks}
     FieldValue.objects.filter(extraction=extraction).delete()
     rows = []
     for position, (path, node) in enumerate(iter_fields(answer)):

@@ -21,6 +21,8 @@ from extraction.answers import get_field, get_value, set_field
 from extraction.doctypes.base import EditRefused
 from extraction.doctypes.registry import get_doctype
 from extraction.models import Block, Document, Extraction, FieldValue, ReviewEvent, Violation
+from extraction.proof_blocks import BlockIndex
+from extraction.proofs import block_index, resolve_path
 from extraction.selectors import DeskField, desk_fields, desk_violations, violations_labelled
 from extraction.services.rule_context import document_rule_context
 from extraction.services.transitions import document_review_transition, document_transition
@@ -210,7 +212,7 @@ def _revalidate(*, document: Document, extraction: Extraction, answer: dict, ctx
     `fields`: the extraction's fields by path as stored now, when the caller has read them. `parsed`: the
     answer was just parsed by the type's schema (a reviewer's value), so it is not checked against it twice."""
     doctype = get_doctype(extraction.doctype or document.batch.doctype)
-    ctx = ctx or document_rule_context(document=document, extraction=extraction, doctype_name=doctype.name)
+    ctx = ctx or document_rule_context(document=document, extraction=extraction, doctype=doctype)
     broken = make_validator(doctype, ctx, parsed=parsed)(answer)
     stored = ([(fv.path, fv.proofs) for fv in fields.values() if fv.corrected] if fields is not None else
               FieldValue.objects.filter(extraction=extraction, corrected=True).values_list("path", "proofs"))
@@ -220,7 +222,7 @@ def _revalidate(*, document: Document, extraction: Extraction, answer: dict, ctx
 
 # What an edit and the desk's answer to it read of the extraction, its document and batch. Their other columns
 # (a run's settings and costs, the upload, the OCR's bookkeeping) made up a third of the read's work.
-_EDIT_READS = ("id", "document", "doctype", "reader", "answer", "started_at",
+_EDIT_READS = ("id", "document", "doctype", "reader", "answer", "settings", "started_at",
                "document__id", "document__batch", "document__filename", "document__status",
                "document__review_status", "document__version", "document__claimed_by", "document__claimed_at",
                "document__created_at", "document__batch__id", "document__batch__name", "document__batch__doctype")
@@ -317,9 +319,11 @@ def _edited(document: Document, extraction: Extraction, answer: dict, *, value: 
                       stored_before=stored_before)
 
 
-def _proof_ref(block: Block, *, line_ids: dict[str, int], table_ids: dict[str, int]) -> dict:
+def _proof_ref(block: Block, *, line_ids: dict[str, int], table_ids: dict[str, int], index: BlockIndex) -> dict:
     """How the answer cites a block, in the prompt's terms (LINE and TABLE by short id, WORD through its
-    LINE, CELL through its TABLE), so that the rules resolve the proof the reviewer picked."""
+    LINE, CELL through its TABLE), so that the rules resolve the proof the reviewer picked as they resolve a
+    model's: a word or line inside a table (the prompt shows the table, not its lines) through the cell
+    holding it."""
     key = str(block.pk)
     if block.type == "LINE" and key in line_ids:
         return {"type": "LINE", "id": line_ids[key]}
@@ -331,8 +335,19 @@ def _proof_ref(block: Block, *, line_ids: dict[str, int], table_ids: dict[str, i
                 "value": block.text}
     if block.type == "WORD" and parent in line_ids:
         return {"type": "WORD", "line": line_ids[parent], "value": block.text}
-    # a line inside a table (or a word of one) is not tagged in the prompt: cite its text on the page
-    return {"type": "WORD", "line": 0, "value": block.text}
+    cell = _cell_holding(block, index=index, table_ids=table_ids)
+    if cell is not None:
+        return {"type": "CELL", "table": table_ids[cell.parent], "row": cell.row, "column": cell.column,
+                "value": block.text}
+    return {"type": "WORD", "line": 0, "value": block.text}  # found by its text, on the field's row
+
+
+def _cell_holding(block: Block, *, index: BlockIndex, table_ids: dict[str, int]) -> Any:
+    """The smallest cell of a prompt table that holds the block's centre, or None."""
+    x, y = block.left + block.width / 2, block.top + block.height / 2
+    cells = [c for table in table_ids for c in index.cells_of(table)
+             if c.page == block.page.number and c.bbox.left <= x <= c.bbox.right and c.bbox.top <= y <= c.bbox.bottom]
+    return min(cells, key=lambda c: c.bbox.width * c.bbox.height, default=None)
 
 
 def _picked_text(blocks: list[Block]) -> str:
@@ -376,16 +391,22 @@ def field_take_from_page(*, document_id: int, user, path: str, block_ids: list[i
             answer, value = set_field(extraction.answer, path, before), before
         else:
             answer, value = _parse_value(doctype=doctype, answer=extraction.answer, path=path, raw=text)
-        ctx = document_rule_context(document=document, extraction=extraction, doctype_name=doctype.name)
-        line_ids = {block_id: short for short, block_id in ctx.prompt.line_ids.items()}
-        table_ids = {block_id: short for short, block_id in ctx.prompt.table_ids.items()}
-        refs = [_proof_ref(b, line_ids=line_ids, table_ids=table_ids) for b in blocks]
+        ctx = document_rule_context(document=document, extraction=extraction, doctype=doctype)
+        located = ctx.locating()  # a reviewer's pick is found on the page whatever the model read
+        line_ids = {block_id: short for short, block_id in located.prompt.line_ids.items()}
+        table_ids = {block_id: short for short, block_id in located.prompt.table_ids.items()}
+        index = block_index(located)
+        refs = [_proof_ref(b, line_ids=line_ids, table_ids=table_ids, index=index) for b in blocks]
         # `answer` is this request's own (read from the database or parsed just now): the proof is set in place
         target = get_field(answer, path)
         if isinstance(target, dict):
             target["proof"] = refs
-        proofs = [_proof_dict(b, b.page.number) for b in blocks]
-        confidences = [b.confidence for b in blocks if b.confidence is not None]
+        # the boxes are the words the rules read the proof as, resolved as a model's proof is; else the picks
+        found = resolve_path(answer, path, target, located) if isinstance(target, dict) else []
+        proofs = ([{**f.to_dict(), "method": PICKED} for f in found] if found
+                  else [_proof_dict(b, b.page.number) for b in blocks])
+        confidences = ([c for f in found if (c := index.by_id[f.block_id].confidence) is not None] if found
+                       else [b.confidence for b in blocks if b.confidence is not None])
         fields = desk_fields(extraction=extraction)
         proof_before = list(fields[path].proofs or []) if path in fields else []
         Extraction.objects.filter(pk=extraction.pk).update(answer=answer)
@@ -397,7 +418,8 @@ def field_take_from_page(*, document_id: int, user, path: str, block_ids: list[i
         ReviewEvent.objects.create(
             document_id=document_id, user=user, kind=ReviewEvent.Kind.PROOF if proof_only else ReviewEvent.Kind.EDIT,
             field=path, before=before, after=value, proof_before=[_brief(p) for p in proof_before],
-            proof_after=[_brief(p) for p in proofs], note="" if proof_only else f"taken from the page: {text[:200]}")
+            proof_after=[_brief(_proof_dict(b, b.page.number)) for b in blocks],  # what the reviewer picked
+            note="" if proof_only else f"taken from the page: {text[:200]}")
     return _edited(document, extraction, answer, value=value, violations=violations, fields=fields,
                    stored=stored, stored_before=stored_before)
 

@@ -23,9 +23,11 @@ from typing import Any
 
 from django.db import connections, router
 
+from extraction.doctypes.base import DocumentType
 from extraction.models import Block, Document, Extraction
 from extraction.prompt import render_prompt
 from extraction.prompt_doc import PromptDocument
+from extraction.reading_context import INPUT_MODES, reading_context
 from extraction.services.extract import ocr_pages_of
 from extraction.violations import RuleContext
 
@@ -51,17 +53,25 @@ _BLOCKS_SEEN = (f"SELECT COUNT(*), MIN({Block._meta.pk.column}), MAX({Block._met
                 f"FROM {Block._meta.db_table} WHERE {Block._meta.get_field('document').column} = %s")
 
 
-def _key(*, document: Document, extraction: Extraction, doctype_name: str) -> tuple:
+def _key(*, document: Document, extraction: Extraction, doctype_name: str, input_mode: str) -> tuple:
     with connections[router.db_for_read(Block)].cursor() as cursor:
         cursor.execute(_BLOCKS_SEEN, [document.pk])
         n, first, last = cursor.fetchone()
-    return (document.created_at, extraction.pk, doctype_name, n, first, last)
+    return (document.created_at, extraction.pk, doctype_name, input_mode, n, first, last)
 
 
-def document_rule_context(*, document: Document, extraction: Extraction, doctype_name: str) -> RuleContext:
-    """The rule context of the document's stored blocks (the prompt the model read and the blocks), kept
-    per document and built afresh whenever its blocks, extraction or type differ from the kept one's."""
-    key = _key(document=document, extraction=extraction, doctype_name=doctype_name)
+def extraction_input_mode(extraction: Extraction) -> str:
+    """What the extraction's reader was given (`reading_context.INPUT_MODES`), as its run recorded it."""
+    mode = (extraction.settings or {}).get("input") or "text"
+    return mode if mode in INPUT_MODES else "text"
+
+
+def document_rule_context(*, document: Document, extraction: Extraction, doctype: DocumentType) -> RuleContext:
+    """The rule context of the document's stored blocks, as the extraction's run read them (its input mode:
+    `reading_context`), kept per document and built afresh whenever its blocks, extraction or type differ
+    from the kept one's."""
+    input_mode = extraction_input_mode(extraction)
+    key = _key(document=document, extraction=extraction, doctype_name=doctype.name, input_mode=input_mode)
     with _lock:
         kept = _kept.get(document.pk)
         if kept is not None and (kept.key != key or len(kept.cache.get("resolved", ())) > MAX_MEMO):
@@ -76,7 +86,8 @@ def document_rule_context(*, document: Document, extraction: Extraction, doctype
             _kept.move_to_end(document.pk)
             while len(_kept) > KEPT_DOCUMENTS:
                 _kept.popitem(last=False)
-    return RuleContext(prompt=kept.prompt, blocks=kept.blocks, cache=kept.cache)
+    return reading_context(doctype=doctype, input_mode=input_mode, prompt=kept.prompt, blocks=kept.blocks,
+                           cache=kept.cache)
 
 
 def rule_contexts_forget() -> None:

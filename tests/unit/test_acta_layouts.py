@@ -169,6 +169,32 @@ def test_the_right_models_answer_on_a_pdf_is_what_is_printed_with_a_proof_for_ev
     assert all(proofs)
 
 
+def _three_rows(lines: list[str]) -> dict:
+    """What a sheet prints in its first three rows (PSUV 12, PCV 5, TUPAMARO 0, padded to 4), and a prompt of
+    `lines` that shows them."""
+    printed = acta("classic").printed
+    rows = [{"party": p, "votes": v, "votes_text": f"{v:04d}", "votes_words": aa.spell_digits(f"{v:04d}")}
+            for p, v in (("PSUV", 12), ("PCV", 5), ("TUPAMARO", 0))]
+    return {**printed, "rows": rows + printed["rows"][3:]}, "\n".join(f"L{i} {t}" for i, t in enumerate(lines, 1))
+
+
+def test_the_right_model_reads_a_count_printed_one_digit_per_box_as_one_number_and_cites_it_whole():
+    printed, prompt = _three_rows(["PSUV 0 0 1 2 CERO CERO UNO DOS", "PCV 0 0 0 5 CERO CERO CERO CINCO",
+                                   "TUPAMARO 0 0 0 0 CERO CERO CERO CERO"])
+    answer = aa.correct_answer(prompt, printed, strict=False)
+    assert answer["rows"][0]["votes"] == {"value": 12, "proof": [{"type": "WORD", "line": 1, "value": "0 0 1 2"}]}
+    assert answer["rows"][1]["votes_words"]["proof"] == [{"type": "LINE", "id": 2}]
+
+
+def test_the_right_model_finds_the_values_of_a_row_whose_name_the_text_lost_between_its_neighbours():
+    # a signature across PCV's name: the OCR gave its values and no name
+    printed, prompt = _three_rows(["PSUV 0012 CERO CERO UNO DOS", "0005 CERO CERO CERO CINCO",
+                                   "TUPAMARO 0000 CERO CERO CERO CERO"])
+    answer = aa.correct_answer(prompt, printed, strict=False)
+    assert answer["rows"][1]["votes"]["proof"] == [{"type": "WORD", "line": 2, "value": "0005"}]
+    assert answer["rows"][1]["votes_words"]["proof"] == [{"type": "LINE", "id": 2}]
+
+
 def body_for(layout: str, answer=None, violations: tuple[Violation, ...] = ()) -> dict:
     attempt = Attempt(round=2 if answer else 1, previous_answer=answer, previous_violations=violations)
     return {"messages": build_messages(doctype=ACTA, prompt_text=prompt_text(layout), images=[], attempt=attempt)}
@@ -270,9 +296,12 @@ def test_the_bench_reads_one_pdf_through_the_scripted_server_and_the_right_model
     _, _, printed = bench.document_bytes(doc)
     current: list = [None]
     by_model: dict = defaultdict(Counter)
+    rounds: list = []
     with ScriptedLLMServer() as server:
-        server.always(model_step(lambda: current[0]))
-        tally = bench.run_doc(doc, pages, printed, server, current, ["right"], by_model, [])
+        server.always(bench.metered(model_step(lambda: current[0]), rounds))
+        tally = bench.run_doc(doc, pages, printed, server, current, ["right"], by_model, [], rounds)
         assert len(server.requests) == 1  # one round: it passed
     assert (tally.docs, tally.clean_pass, tally.wrong_pass, tally.zero_kept) == (1, 1, 0, 0)
-    assert tally.stops == {"passed": 1}
+    assert tally.stops == {"passed": 1} and tally.failed == []
+    [[(prompt, completion)]] = tally.rounds  # one reading of one round, its tokens counted
+    assert prompt > 1000 and completion > 1000

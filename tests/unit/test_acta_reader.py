@@ -305,8 +305,8 @@ def test_rows_inside_a_table_found_by_the_text_layer_are_cited_by_cell_and_pass_
     from extraction.ocr.blocks import SourceDocument
     from extraction.ocr.pdf_text import PdfTextEngine
     from extraction.prompt import render_prompt
+    from extraction.reading_context import reading_context
     from extraction.validation import make_validator
-    from extraction.violations import RuleContext
 
     generated = generate_acta(seed=5, layout="classic")
     pdf = tmp_path / "acta.pdf"
@@ -318,7 +318,7 @@ def test_rows_inside_a_table_found_by_the_text_layer_are_cited_by_cell_and_pass_
     assert any(p["type"] == "CELL" for row in answer["rows"] for p in row["votes"]["proof"])
     assert all(row["votes"]["proof"] for row in answer["rows"])
     doctype = get_doctype("acta")
-    violations = make_validator(doctype, RuleContext(prompt=prompt, blocks=[b for p in pages for b in p.blocks]))(
+    violations = make_validator(doctype, reading_context(doctype=doctype, input_mode="ocr", pages=pages))(
         doctype.parse_answer(answer)
     )
     assert violations == []

@@ -11,6 +11,7 @@ from extraction.ocr.layout import (
     estimate_skew,
     refine_rows,
     split_gutters,
+    split_spanning_cells,
     text_lines,
     visual_rows,
     words_in_cells,
@@ -170,6 +171,25 @@ def test_two_wrapped_cells_beside_two_single_line_cells_read_as_wrapped_text():
     assert [(c.row, c.row_span) for c in refine_rows(cells, [(100, 130)], words)] == [(1, 1)] * 4
 
 
+def test_two_rows_the_finder_joined_are_split_though_wrapped_headers_vote_for_wrapped_text():
+    """A ruled table whose finder missed the rule between two rows: that row holds two rows lined up in
+    every cell, while two wrapped header rows hold a second line in one cell of four each."""
+    columns = [(0, 100), (100, 200), (200, 300), (300, 400)]
+    cells, words = [], []
+    for r, (top, bottom) in enumerate([(100, 130), (130, 160), (160, 190)], start=1):
+        cells += [GridCell(r, c + 1, 1, 1, (x0, top, x1, bottom)) for c, (x0, x1) in enumerate(columns)]
+        if r < 3:  # a header wrapped in its first cell
+            words += [_word(x0 + 4, top + 2, 60) for x0, _ in columns] + [_word(4, top + 14, 60)]
+        else:  # two data rows in every cell
+            words += [_word(x0 + 4, top + dy, 60) for dy in (2, 16) for x0, _ in columns]
+    words_in_cells(cells, words)
+    bands = [(100, 130), (130, 160), (160, 190)]
+    out = refine_rows(cells, bands, words)
+    assert sorted((c.row, c.column, len(c.words)) for c in out if c.row >= 3) == [
+        (r, c, 1) for r in (3, 4) for c in (1, 2, 3, 4)]
+    assert [len(c.words) for c in out if c.row == 1 and c.column == 1] == [2]  # the wrapped header stays whole
+
+
 def test_a_value_alone_in_a_merged_row_keeps_its_own_row():
     # Two candidate groups; in the second the words column holds text on its last row only.
     first, bands1, words1 = _merged_band(3, top=100)
@@ -233,3 +253,34 @@ def test_quadrilaterals_too_short_to_show_a_slope_give_none():
     from extraction.ocr.layout import skew_of_quads
 
     assert skew_of_quads([[(0, 0), (30, 2), (30, 22), (0, 20)], None]) is None
+
+
+def _group_ruled_table(*, name_rows: int = 4):
+    """Four rows ruled per row in the digits column (2) while the names (1) and the words (3) are ruled only
+    around the group: the finder's cells for columns 1 and 3 span all four rows."""
+    boxes, digits = [], []
+    for r in range(4):
+        top = 100 + 20 * r
+        boxes += [(10, top + 4, 40, top + 16), (60, top + 4, 80, top + 16), (100, top + 4, 180, top + 16)]
+    cells = [GridCell(1, 1, 4, 1, (0, 100, 50, 180), [3 * r for r in range(name_rows)]),
+             GridCell(1, 3, 4, 1, (90, 100, 200, 180), [3 * r + 2 for r in range(4)])]
+    for r in range(4):
+        digits.append(GridCell(r + 1, 2, 1, 1, (50, 100 + 20 * r, 90, 120 + 20 * r), [3 * r + 1]))
+    return cells + digits, boxes
+
+
+def test_a_cell_ruled_around_a_group_of_rows_another_column_splits_is_split_by_the_rows_its_words_form():
+    cells, boxes = _group_ruled_table()
+    out = split_spanning_cells(cells, boxes)
+    assert sorted((c.row, c.column, c.row_span, c.words) for c in out if c.column != 2) == [
+        (r + 1, column, 1, [3 * r + offset]) for r in range(4) for column, offset in ((1, 0), (3, 2))]
+    assert all(c.box[1] == 100 + 20 * (c.row - 1) and c.box[3] == 120 + 20 * (c.row - 1) for c in out)
+
+
+def test_a_text_centred_over_its_rows_keeps_its_spanning_cell():
+    cells, boxes = _group_ruled_table()
+    boxes.append((10, 133, 40, 147))  # one name centred between rows 2 and 3, level with neither
+    cells[0] = GridCell(1, 1, 4, 1, (0, 100, 50, 180), [len(boxes) - 1])
+    out = split_spanning_cells(cells, boxes)
+    assert [(c.row, c.row_span) for c in out if c.column == 1] == [(1, 4)]
+    assert [(c.row, c.row_span) for c in out if c.column == 3] == [(r, 1) for r in range(1, 5)]

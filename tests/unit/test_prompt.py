@@ -97,10 +97,38 @@ def test_a_table_takes_the_place_of_its_first_line_even_when_it_is_ordered_last(
     assert doc.text.index("\nT1\n") < doc.text.index("Thank you")
 
 
+def test_a_cell_proof_names_the_cell_the_prompt_prints_at_that_slot_when_a_finder_overlaps_cells():
+    # a finder's first cell of a row reaching over the next two columns, whose own cells the prompt prints
+    wide = cell("wide", "PSUV 123 PCV 2", 1, 1, column_span=3)
+    own = cell("own", "AD 3 COPEI 0", 1, 3)
+    doc = render_prompt([OcrPage(number=1, blocks=[
+        OcrBlock(id="t1", type=BlockType.TABLE, page=1, text="", bbox=BBox(0.1, 0.3, 0.8, 0.2)), wide, own])])
+    assert doc.text.splitlines()[2] == "|PSUV 123 PCV 2||AD 3 COPEI 0"
+    assert cell_at([wide, own], "t1", 1, 3) is own and cell_at([wide, own], "t1", 1, 2) is wide
+
+
 def test_a_line_in_a_table_box_whose_words_no_cell_holds_is_kept(invoice_page):
     invoice_page.blocks.append(line("l-stamp", "PAID", (0.6, 0.45, 0.1, 0.03), order=6))
     doc = render_prompt([invoice_page])
     assert "\nL3 PAID" in doc.text and doc.line_ids[3] == "l-stamp"
+
+
+def test_a_line_whose_words_no_cell_holds_is_kept_though_a_cell_prints_the_same_words():
+    """A table finder that took a whole block of rows into its box with no cells for them (one giant cell
+    cut down to the header): the block's lines read like other rows' cells, but no cell holds them."""
+    def word(id_: str, text: str, left: float, top: float, parent: str) -> OcrBlock:
+        return OcrBlock(id=id_, type=BlockType.WORD, page=1, text=text, bbox=BBox(left, top, 0.05, 0.02), parent=parent)
+
+    blocks = [OcrBlock(id="t1", type=BlockType.TABLE, page=1, text="", bbox=BBox(0.0, 0.2, 1.0, 0.5), order=9),
+              OcrBlock(id="c1", type=BlockType.CELL, page=1, text="CERO SEIS", bbox=BBox(0.5, 0.3, 0.4, 0.04),
+                       parent="t1", row=1, column=1),
+              line("held", "CERO SEIS", (0.55, 0.31, 0.2, 0.02), order=1), word("h1", "CERO", 0.55, 0.31, "held"),
+              word("h2", "SEIS", 0.62, 0.31, "held"),
+              line("free", "CERO SEIS", (0.05, 0.31, 0.2, 0.02), order=2), word("f1", "CERO", 0.05, 0.31, "free"),
+              word("f2", "SEIS", 0.12, 0.31, "free")]
+    doc = render_prompt([OcrPage(number=1, blocks=blocks)])
+    assert doc.line_ids == {1: "free"} and doc.table_ids == {1: "t1"}
+    assert doc.text.split("\n")[1:] == ["T1", "|CERO SEIS", "L1 CERO SEIS"]
 
 
 def test_a_table_without_cells_does_not_swallow_its_lines(invoice_page):

@@ -12,6 +12,7 @@ from extraction.grounding import supports
 from extraction.ocr.blocks import BBox, BlockType, OcrBlock
 from extraction.prompt_doc import PromptDocument
 from extraction.proofs import resolve_field, resolve_proofs, universal_rules
+from extraction.reading_context import reading_context
 from extraction.validation import make_validator, run_rules
 from extraction.violations import RuleContext
 
@@ -82,7 +83,7 @@ def doc() -> tuple[PromptDocument, list[OcrBlock]]:
 
 def resolve_one(doc, *proof):
     prompt, blocks = doc
-    return resolve_proofs({"f": {"value": "x", "proof": list(proof)}}, prompt=prompt, blocks=blocks)["f"]
+    return resolve_proofs({"f": {"value": "x", "proof": list(proof)}}, RuleContext(prompt=prompt, blocks=blocks))["f"]
 
 
 def test_a_line_id_resolves_to_its_block_by_id(doc):
@@ -154,7 +155,7 @@ def test_resolve_proofs_covers_every_field_and_dedupes_blocks(doc):
         "number": {"value": "42183017", "proof": [{"type": "LINE", "id": 1}, {"type": "LINE", "id": 1}]},
         "items": [{"qty": {"value": 2, "proof": []}}],
     }
-    resolved = resolve_proofs(answer, prompt=prompt, blocks=blocks)
+    resolved = resolve_proofs(answer, RuleContext(prompt=prompt, blocks=blocks))
     assert list(resolved) == ["number", "items[0].qty"]
     # the cited line holds more than the number: the proof is the one word that shows it
     assert [r.block_id for r in resolved["number"]] == ["aw1"] and resolved["items[0].qty"] == []
@@ -311,7 +312,7 @@ def sheet() -> RuleContext:
     ]
     blocks = [b for i, t in enumerate(texts, 1) for b in line_blocks(f"L{i}", t, top=0.02 * i, order=i)]
     prompt = PromptDocument(text="", line_ids={i: f"L{i}" for i in range(1, len(texts) + 1)})
-    return RuleContext(prompt=prompt, blocks=blocks)
+    return reading_context(doctype=ACTA, input_mode="text", prompt=prompt, blocks=blocks)
 
 
 def acta_answer(votes: list[int], *, valid: int = VALID, null: int = NULL) -> dict:
@@ -420,5 +421,5 @@ def test_fields_citing_the_same_proof_share_a_resolution_only_for_the_same_value
     nodes = [{"value": v, "proof": [dict(p) for p in proof]} for v in (1, 1.0, True, 1)]
     resolved = [resolve_field(node, sheet) for node in nodes]
     keys = {k for k in sheet.cache["resolved"] if isinstance(k, tuple) and k[0] == "field"}
-    assert {("field", shown, repr(proof)) for shown in ("1", "1.0", "True")} <= keys
+    assert {("field", shown, repr(proof), None) for shown in ("1", "1.0", "True")} <= keys
     assert resolved[0] == resolved[3]

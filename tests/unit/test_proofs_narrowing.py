@@ -48,8 +48,8 @@ CELL = [{"type": "CELL", "table": 1, "row": 1, "column": 2}]
 def test_a_words_value_in_a_cell_merged_over_three_rows_is_grounded_by_its_own_row():
     prompt, blocks = merged_cell_page()
     assert grounded("CERO CERO SEIS", CELL, prompt, blocks)
-    resolved = resolve_proofs({"f": {"value": "CERO CERO SEIS", "proof": CELL}}, prompt=prompt, blocks=blocks,
-                              word_numbers=True)["f"]
+    resolved = resolve_proofs({"f": {"value": "CERO CERO SEIS", "proof": CELL}},
+                              RuleContext(prompt=prompt, blocks=blocks, word_numbers=True))["f"]
     # the desk boxes the three words of the second row, not the whole merged cell
     assert [r.block_id for r in resolved] == ["l1w0", "l1w1", "l1w2"] and {r.type for r in resolved} == {"WORD"}
 
@@ -135,10 +135,87 @@ def _cut_row_page() -> tuple[PromptDocument, list[OcrBlock]]:
     return PromptDocument(text="", line_ids={1: "r0l0", 2: "r0l1", 3: "r1l0", 4: "r1l1"}), blocks
 
 
-def test_a_number_the_engine_cut_into_two_cited_lines_of_one_row_is_grounded_by_both():
+def test_a_number_the_engine_cut_into_two_lines_of_one_row_is_read_whole_from_either_piece():
     prompt, blocks = _cut_row_page()
     both = [{"type": "LINE", "id": 1}, {"type": "LINE", "id": 2}]
     assert grounded("CERO UNO CINCO", both, prompt, blocks) and grounded(15, both, prompt, blocks)
-    assert not grounded("CERO UNO CINCO", both[:1], prompt, blocks)  # one piece alone shows 1, not 15
+    # the words of the page print 15 on that row, whichever piece the proof cites; never the piece's 1
+    assert grounded("CERO UNO CINCO", both[:1], prompt, blocks) and grounded(15, both[1:], prompt, blocks)
+    assert not grounded("CERO UNO", both[:1], prompt, blocks) and not grounded(1, both[:1], prompt, blocks)
     # the first piece with the next row's last word: nothing prints 16
     assert not grounded("CERO UNO SEIS", [{"type": "LINE", "id": 1}, {"type": "LINE", "id": 4}], prompt, blocks)
+
+
+def _group_merged_page() -> tuple[PromptDocument, list[OcrBlock]]:
+    """Four party rows of one candidate as a table finder read a text layer ruled only around the group: the
+    names in one cell, the digit words in one cell, the digits ruled per row. Three rows print 0."""
+    rows = [("PSUV", "0012", "CERO CERO UNO DOS"), ("PCV", "0000", "CERO CERO CERO CERO"),
+            ("TUPAMARO", "0000", "CERO CERO CERO CERO"), ("PPT", "0000", "CERO CERO CERO CERO")]
+    blocks = [OcrBlock(id="t", type=BlockType.TABLE, page=1, text="", bbox=BBox(0.1, 0.3, 0.8, 0.1), order=1),
+              OcrBlock(id="names", type=BlockType.CELL, page=1, text=" ".join(r[0] for r in rows),
+                       bbox=BBox(0.1, 0.3, 0.15, 0.06), parent="t", row=1, column=1, row_span=4, order=2),
+              OcrBlock(id="words", type=BlockType.CELL, page=1, text=" ".join(r[2] for r in rows),
+                       bbox=BBox(0.5, 0.3, 0.4, 0.06), parent="t", row=1, column=3, row_span=4, order=3)]
+    for r, (party, digits, words) in enumerate(rows):
+        top = 0.302 + r * 0.015
+        blocks.append(OcrBlock(id=f"d{r}", type=BlockType.CELL, page=1, text=digits, bbox=BBox(0.3, top - 0.002, 0.1, 0.015),
+                               parent="t", row=r + 1, column=2, order=4 + r))
+        for n, (text, left) in enumerate([(party, 0.1), (digits, 0.3), (words, 0.5)]):
+            line = OcrBlock(id=f"l{r}.{n}", type=BlockType.LINE, page=1, text=text, bbox=BBox(left, top, 0.2, ROW_H),
+                            order=10 + 10 * r + n)
+            blocks.append(line)
+            for k, token in enumerate(text.split()):
+                blocks.append(word(f"l{r}.{n}w{k}", token, left, top, line.id, 100 + 10 * r + k))
+                left += blocks[-1].bbox.width + 0.004
+    return PromptDocument(text="", line_ids={}, table_ids={1: "t"}), blocks
+
+
+def test_a_value_a_merged_cell_shows_on_several_rows_resolves_to_the_fields_own_row():
+    from extraction.doctypes.acta_rules import row_proof_party
+    from extraction.reading_context import reading_context
+
+    prompt, blocks = _group_merged_page()
+    acta = get_doctype("acta")
+    words_cell = [{"type": "CELL", "table": 1, "row": 1, "column": 3}]
+    answer = {"rows": [{"party": p, "votes": {"value": int(d), "proof": [{"type": "CELL", "table": 1, "row": r + 1,
+                                                                          "column": 2}]},
+                        "votes_words": {"value": w, "proof": words_cell}}
+                       for r, (p, d, w) in enumerate([("PSUV", "0012", "CERO CERO UNO DOS"),
+                                                       ("PCV", "0000", "CERO CERO CERO CERO"),
+                                                       ("TUPAMARO", "0000", "CERO CERO CERO CERO"),
+                                                       ("PPT", "0000", "CERO CERO CERO CERO")])]}
+    ctx = reading_context(doctype=acta, input_mode="text", prompt=prompt, blocks=blocks)
+    assert run_rules(answer, ctx, [row_proof_party, *universal_rules(word_numbers=True)]) == []
+    # the boxes are PPT's own words, not the first row of the cell that reads the same (PCV's)
+    ppt = resolve_proofs(answer, ctx)["rows[3].votes_words"]
+    assert [f.block_id for f in ppt] == [f"l3.2w{k}" for k in range(4)]
+    # a vote moved onto PPT's row from PSUV's is still told: only PSUV's row prints 12
+    answer["rows"][3]["votes_words"]["value"] = "CERO CERO UNO DOS"
+    [broken] = run_rules(answer, ctx, [row_proof_party])
+    assert (broken.fields, broken.found) == (("rows[3].votes_words",), "PSUV")
+
+
+def test_a_row_whose_label_the_ocr_garbled_is_no_evidence_of_another_partys_row():
+    """Two blocks side by side: AD's row on the left, UNTC's on the right with its name read 'UNTC2'. UNTC's
+    cited 41 has AD's name before it on the page row, but its own row's label stands between."""
+    from extraction.doctypes.acta_rules import row_proof_party
+    from extraction.reading_context import reading_context
+
+    blocks, left = [], 0.05
+    for n, text in enumerate(["AD", "11", "UNO UNO", "EDMUNDO GONZALEZ", "UNTC2", "41", "CUATRO UNO"]):
+        line = OcrBlock(id=f"l{n}", type=BlockType.LINE, page=1, text=text, bbox=BBox(left, 0.4, 0.08, ROW_H),
+                        order=10 * n)
+        blocks.append(line)
+        for k, token in enumerate(text.split()):
+            blocks.append(word(f"l{n}w{k}", token, left, 0.4, line.id, 10 * n + k + 1))
+            left += blocks[-1].bbox.width + 0.004
+        left += 0.05
+    prompt = PromptDocument(text="", line_ids={n + 1: f"l{n}" for n in range(7)})
+    answer = {"rows": [{"party": "UNTC", "votes": {"value": 41, "proof": [{"type": "LINE", "id": 6}]},
+                        "votes_words": {"value": "CUATRO UNO", "proof": [{"type": "LINE", "id": 7}]}},
+                       {"party": "AD", "votes": {"value": 41, "proof": [{"type": "LINE", "id": 6}]},
+                        "votes_words": {"value": "UNO UNO", "proof": [{"type": "LINE", "id": 3}]}}]}
+    ctx = reading_context(doctype=get_doctype("acta"), input_mode="text", prompt=prompt, blocks=blocks)
+    # UNTC's own values: no other party's name is their row's label; AD's votes read off UNTC's row are not told
+    # either, since nothing on that row names a party: only evidence makes a rule fire
+    assert run_rules(answer, ctx, [row_proof_party]) == []
