@@ -43,7 +43,6 @@ sys.path.insert(0, str(ROOT / "bench"))
 from unseen_layouts import CACHE, FIRST_SEED, OCR_CODE, Doc, _ocr, document_bytes, sampled_docs  # noqa: E402
 
 from extraction import render  # noqa: E402
-from extraction.acta.layouts import LAYOUTS  # noqa: E402
 from extraction.calibration import auroc, brier, ece, threshold_curve  # noqa: E402
 from extraction.confidence import fit, prior_model  # noqa: E402
 from extraction.confidence_signals import field_kind, field_signals  # noqa: E402
@@ -53,6 +52,7 @@ from extraction.ocr.blocks import SourceDocument  # noqa: E402
 from extraction.ocr.registry import get_engine  # noqa: E402
 from extraction.reading import read_pages  # noqa: E402
 from extraction.second_engine import page_words, second_engine_agreement  # noqa: E402
+from sheetgen.layouts import LAYOUTS  # noqa: E402
 from tests.acta_models import MODELS, ActaModel, model_step, wrong_fields  # noqa: E402
 from tests.llm_server import SCRIPTED_MODEL, ScriptedLLMServer  # noqa: E402
 

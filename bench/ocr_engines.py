@@ -3,13 +3,13 @@
 Run from the project root:
     .venv/bin/python bench/ocr_engines.py [--seeds 1] [--settings before,default,...] [--no-render]
 
-Inputs: scans of generated tally sheets (extraction/acta, one per layout and seed, each degraded in its
+Inputs: scans of generated tally sheets (sheetgen/, one per layout and seed, each degraded in its
 layout's scan style: rotated, blurred, low-res, photographed, ...), split into TUNE layouts (settings are
 chosen there) and MEASURE layouts (only reported); and the shared invoices' PNGs, whose PDF text layer is
 their truth. Each setting runs in a fresh process, so its peak memory (ru_maxrss) is that of one worker
 reading pages, models included. Per page: the production path, rendering (extraction.render) then OCR of
 the rendered image. Timings exclude model loading, which has its own column.
-Prints markdown tables on stdout; the figures and the chosen defaults are in README.md (Benchmarks).
+Prints markdown tables on stdout; the figures and the chosen defaults are in docs/BENCHMARKS.md.
 """
 
 from __future__ import annotations
@@ -80,10 +80,10 @@ SETTINGS: dict[str, tuple[str, dict[str, Any]]] = {
 def make_inputs(work: Path, seeds: int, dpi: int = DPI) -> list[dict[str, Any]]:
     """The pages every setting reads: acta scans with what they print, invoice PNGs with their PDF's words.
     At another `dpi` than 150 the scans are resized by dpi/150: a 200 dpi page's pixels, for time and memory."""
-    from extraction.acta.generate import generate_acta
-    from extraction.acta.layouts import LAYOUTS, TUNE_LAYOUTS
-    from extraction.acta.scans import scan_image
     from extraction.ocr.pdf_text import open_pdf
+    from sheetgen.generate import generate_acta
+    from sheetgen.layouts import LAYOUTS, TUNE_LAYOUTS
+    from sheetgen.scans import scan_image
 
     pages = []
     for name, layout in LAYOUTS.items():

@@ -1,6 +1,6 @@
 """Accuracy of an OCR reading against known truth, for bench/ocr_engines.py (pure: no engine, no timing).
 
-- Tally sheets (extraction/acta): per party row, whether its votes in digits ("0056") were read as one word,
+- Tally sheets (sheetgen/): per party row, whether its votes in digits ("0056") were read as one word,
   and whether its votes in words ("CERO CERO CINCO SEIS") were read as one run of a line. Each printed
   row is matched at most once (a multiset), so a number read once does not count for two rows that print it.
 - Invoices: characters of the PDF text layer's words that the OCR of the PNG read as a whole word (the

@@ -5,7 +5,7 @@ Run from the project root:
     .venv/bin/python bench/retry_cost.py [--modes text,vision,hybrid] [--seeds 1] [--no-scans]
 
 Documents: the bundled sample sheets (samples/actas, the truth regenerated from their seeds), one sheet
-per layout of the unseen-layout bench (extraction/acta/layouts.py, every layout, as a PDF) and the shared
+per layout of the unseen-layout bench (sheetgen/layouts.py, every layout, as a PDF) and the shared
 invoices (../shared/data/invoices, when present). Each is read the production way (extraction.reading:
 prompt, messages, the LLM client, rules, feedback, patches) against the scripted OpenAI-compatible server
 on loopback. Acta models: tests/acta_models.py (the right reader and five that err as the study's model
@@ -43,14 +43,14 @@ from bpe_openai import get_encoding  # noqa: E402
 from PIL import Image  # noqa: E402
 
 from extraction import render  # noqa: E402
-from extraction.acta.generate import generate_acta, render_scan  # noqa: E402
-from extraction.acta.layouts import LAYOUTS  # noqa: E402
 from extraction.doctypes.registry import get_doctype  # noqa: E402
 from extraction.llm.config import LlmConfig  # noqa: E402
 from extraction.ocr.blocks import OcrPage, SourceDocument  # noqa: E402
 from extraction.ocr.registry import get_engine  # noqa: E402
 from extraction.prompt import render_prompt  # noqa: E402
 from extraction.reading import read_pages  # noqa: E402
+from sheetgen.generate import generate_acta, render_scan  # noqa: E402
+from sheetgen.layouts import LAYOUTS  # noqa: E402
 from tests import acta_answers as aa  # noqa: E402
 from tests.acta_models import MODELS, ActaModel, _told, wrong_fields  # noqa: E402
 from tests.llm_server import SCRIPTED_MODEL, Reply, ScriptedLLMServer, reply_json  # noqa: E402

@@ -33,13 +33,13 @@ ROOT = Path(__file__).resolve().parents[1]
 INVOICES = ROOT.parent / "shared" / "data" / "invoices"
 sys.path.insert(0, str(ROOT))  # runnable as a plain script from anywhere
 
-from extraction.acta.generate import generate_acta, render_page  # noqa: E402
 from extraction.doctypes.registry import get_doctype  # noqa: E402
 from extraction.ocr.blocks import BlockType, OcrBlock, PageImage, SourceDocument  # noqa: E402
 from extraction.ocr.registry import get_engine  # noqa: E402
 from extraction.prompt import render_prompt  # noqa: E402
 from extraction.reading_context import reading_context  # noqa: E402
 from extraction.validation import make_validator  # noqa: E402
+from sheetgen.generate import generate_acta, render_page  # noqa: E402
 from tests import acta_answers as aa  # noqa: E402
 
 DIGITS = ["CERO", "UNO", "DOS", "TRES", "CUATRO", "CINCO", "SEIS", "SIETE", "OCHO", "NUEVE"]

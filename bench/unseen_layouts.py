@@ -4,10 +4,10 @@ Run from the project root:
     .venv/bin/python bench/unseen_layouts.py [--seeds 5] [--scan-seeds 6] [--no-scans] [--layouts a,b]
     .venv/bin/python bench/unseen_layouts.py --sampled measure [--sampled-pdfs 100] [--sampled-scans 100]
 
-Two kinds of sheets. The FIXED layouts: every layout of extraction/acta/layouts.py (TUNE_LAYOUTS may be
+Two kinds of sheets. The FIXED layouts: every layout of sheetgen/layouts.py (TUNE_LAYOUTS may be
 tuned on, MEASURE_LAYOUTS are only measured), each seed a clean sheet as a born-digital PDF and as a scan
 degraded in the layout's style. The SAMPLED layouts (`--sampled tune|measure|both`): every sheet's layout
-drawn convention by convention from its seed (extraction/acta/conventions.py: how counts are printed, where
+drawn convention by convention from its seed (sheetgen/conventions.py: how counts are printed, where
 the words go, merged and rotated cells, blocks side by side, totals, page, fills, rules, header numbers,
 signatures, stamps, fonts; its scan degraded with parameters of its own), TUNE seeds from
 SAMPLED_TUNE_FROM, which may be looked at, MEASURE seeds from SAMPLED_MEASURE_FROM, which are only reported
@@ -51,16 +51,16 @@ sys.path.insert(0, str(ROOT / "bench"))
 from retry_cost import prompt_tokens, tokens  # noqa: E402
 
 from extraction import render  # noqa: E402
-from extraction.acta.conventions import AXES  # noqa: E402
-from extraction.acta.generate import generate_acta  # noqa: E402
-from extraction.acta.layouts import LAYOUTS, TUNE_LAYOUTS  # noqa: E402
-from extraction.acta.sampled import generate_sampled, scan_sampled  # noqa: E402
-from extraction.acta.scans import scan_image  # noqa: E402
 from extraction.doctypes.registry import get_doctype  # noqa: E402
 from extraction.llm.config import LlmConfig  # noqa: E402
 from extraction.ocr.blocks import OcrPage, SourceDocument  # noqa: E402
 from extraction.ocr.registry import get_engine  # noqa: E402
 from extraction.reading import read_pages  # noqa: E402
+from sheetgen.conventions import AXES  # noqa: E402
+from sheetgen.generate import generate_acta  # noqa: E402
+from sheetgen.layouts import LAYOUTS, TUNE_LAYOUTS  # noqa: E402
+from sheetgen.sampled import generate_sampled, scan_sampled  # noqa: E402
+from sheetgen.scans import scan_image  # noqa: E402
 from tests.acta_models import ERRING, MODELS, ActaModel, is_all_zero, model_step, wrong_fields  # noqa: E402
 from tests.llm_server import SCRIPTED_MODEL, Reply, ScriptedLLMServer  # noqa: E402
 

@@ -9,3 +9,7 @@ class ExtractionConfig(AppConfig):
         # The tasks register with Celery in every process (the web app sends them by name), and a worker's
         # reaper thread starts on its worker_ready signal.
         from extraction import reaper, tasks  # noqa: F401
+        from extraction.doctypes.registry import set_defined_lookup
+        from extraction.selectors_doctypes import doctype_definition
+
+        set_defined_lookup(doctype_definition)  # types admins define live in the database

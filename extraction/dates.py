@@ -91,12 +91,21 @@ def parse_date(text: Any) -> date | None:
     return min(dates)
 
 
+# A numeric date inside a word: after a label or bracket ('Date:27/07/17', '(29/07/2016)'), or with the time
+# an OCR engine ran into it where it lost the space ('5/3/201822:52:33': a year, then H:MM).
+_DATE_IN_WORD = re.compile(r"(?<!\d)(\d{1,4}[-/.]\d{1,2}[-/.]\d{1,4})(?!\d)")
+_DATE_BEFORE_TIME = re.compile(r"(?<!\d)(\d{1,2}[-/.]\d{1,2}[-/.](?:\d{4}|\d{2}))(?=\d{1,2}:\d{2})")
+
+
 def dates_in_text(text: str) -> set[date]:
-    """Dates found in any run of one to four words of a text."""
+    """Dates found in any run of one to four words of a text, and numeric dates inside its words."""
     words = text.split()
     out: set[date] = set()
     for size in range(1, 5):
         for i in range(len(words) - size + 1):
             out |= parse_dates(" ".join(words[i : i + size]).strip(",;:()"))
+    for pattern in (_DATE_IN_WORD, _DATE_BEFORE_TIME):
+        for m in pattern.finditer(text):
+            out |= parse_dates(m.group(1))
     return out
 

@@ -28,7 +28,21 @@ def _text_supports(value: str, text: str) -> bool:
         return True
     if sum(c.isdigit() for c in a) * 2 > len(a):
         return False  # ids and codes must match exactly: one digit off is another id
+    # A slip is a few characters misread, not most of the value missing: a cited 'SDN' shows no company
+    # whose name ends in SDN BHD, though it lies inside it (partial_ratio aligns the shorter text).
+    if len(b) < len(a) - len(a) // 10:
+        return False
     return len(a) >= 4 and fuzz.partial_ratio(a, b) >= _TEXT_FUZZY_MIN
+
+
+_CURRENCY_WORD = re.compile(r"^[A-Za-z]{1,3}$")
+
+
+def _reads_as_amount(value: str) -> bool:
+    """Whether a text value is an amount: no letters but a currency's ('RM 9.00', '8.60 USD'); an address or
+    a name with numbers in it ('JALAN 7/4, 81200 JOHOR') is text."""
+    words = re.findall(r"[^\W\d_]+", value)
+    return all(_CURRENCY_WORD.match(w) for w in words) and len(words) <= 1
 
 
 def _number_supported(target: Fraction, text: str, *, word_numbers: bool) -> bool:
@@ -66,8 +80,8 @@ def supports(value: Any, text: str, *, word_numbers: bool = False) -> bool:
         return True
     if value.strip().upper() in ISO_4217 and shows_currency(value.strip().upper(), text):
         return True  # a currency code is shown by its symbol: "EUR" by "€ 399,00"
-    number = parse_number(value)
-    if number is None and re.search(r"\d", value):
+    number = parse_number(value) if _reads_as_amount(value) else None
+    if number is None and re.search(r"\d", value) and _reads_as_amount(value):
         number = parse_fraction(value)
     if number is not None:
         return _number_supported(Fraction(number), text, word_numbers=word_numbers)

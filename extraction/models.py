@@ -26,6 +26,11 @@ def page_image_path(instance: Page, filename: str) -> str:
 class Batch(models.Model):
     name = models.CharField(max_length=200)
     doctype = models.CharField(max_length=40)
+    # the version of a type defined in the app the batch was uploaded under (None for a coded or shipped type)
+    doctype_version = models.PositiveIntegerField(null=True, blank=True)
+    # an admin trying a draft definition (settings["definition"]) on a document before saving it: kept out of
+    # the batch list, the queue, audits and calibration
+    trial = models.BooleanField(default=False)
     ocr_engine = models.CharField(max_length=40, default="auto")
     # LLM model, input mode, max rounds for this batch; empty means the configured defaults.
     settings = models.JSONField(default=dict, blank=True)
@@ -203,6 +208,7 @@ class Extraction(models.Model):
 
     document = models.ForeignKey(Document, on_delete=models.CASCADE, related_name="extractions")
     doctype = models.CharField(max_length=40)
+    doctype_version = models.PositiveIntegerField(null=True, blank=True)  # the definition it ran under
     reader = models.CharField(max_length=20, choices=Reader.choices, default=Reader.LLM)
     settings = models.JSONField(default=dict, blank=True)  # model, input mode, max rounds used
     stop_reason = models.CharField(max_length=20, choices=_choices(StopReason), blank=True)
@@ -381,3 +387,22 @@ class SuspiciousPassThreshold(models.Model):
 
     def __str__(self) -> str:
         return f"{self.doctype}: route passes under {self.threshold:.3f}"
+
+
+class DocTypeVersion(models.Model):
+    """One saved version of a document type an admin defined (extraction/typedef). A version never changes:
+    saving makes the next one, and each extraction keeps the version it ran under."""
+
+    name = models.CharField(max_length=40)
+    version = models.PositiveIntegerField()
+    label = models.CharField(max_length=80)
+    definition = models.JSONField()  # TypeSpec.as_data()
+    created_by = models.ForeignKey(conf.AUTH_USER_MODEL, null=True, on_delete=models.SET_NULL, related_name="+")
+    created_at = models.DateTimeField(auto_now_add=True)
+
+    class Meta:
+        ordering = ["name", "-version"]
+        constraints = [models.UniqueConstraint(fields=["name", "version"], name="doctypeversion_unique_version")]
+
+    def __str__(self) -> str:
+        return f"{self.name} v{self.version}"

@@ -1,6 +1,6 @@
 """A page's words in the rows they are printed on, and the numbers those rows print (pure).
 
-The words with their boxes are the truth about a page (../shared/DESIGN.md, "Blocks and proofs"); an engine's
+The words with their boxes are the truth about a page (docs/DESIGN.md, "Blocks and proofs"); an engine's
 lines, tables and cells are guesses at its structure that differ from layout to layout (a table finder may merge
 a whole group of rows into one cell; a count may be printed one digit per box). What proofs and rules read of a
 page is therefore read here, from the words alone:

@@ -23,7 +23,8 @@ def batch_list_with_counts() -> QuerySet[Batch]:
                                                           documents__review_status=ReviewStatus.UNREVIEWED.value))
     per_status["n_reviewed"] = Count("documents", filter=Q(documents__status=Status.FLAGGED.value) & ~Q(
         documents__review_status=ReviewStatus.UNREVIEWED.value))
-    return Batch.objects.annotate(n_documents=Count("documents"), **per_status).order_by("-created_at")
+    return (Batch.objects.filter(trial=False).annotate(n_documents=Count("documents"), **per_status)
+            .order_by("-created_at"))
 
 
 def batch_status_counts(*, batch: Batch) -> dict[str, int]:
@@ -46,39 +47,22 @@ def batch_unsent_count(*, batch: Batch) -> int:
 
 
 def audit_batches() -> QuerySet[Batch]:
-    return Batch.objects.annotate(
+    return Batch.objects.filter(trial=False).annotate(
         n_passed=Count("documents", filter=Q(documents__status=Status.PASSED.value))
     ).order_by("-created_at")
 
 
 # --- the review desk ---------------------------------------------------------------------------------
 
-# Rule codes in words, for the queue and the desk; an unknown code reads as its words.
+# The codes of what every type shares, in words, for the queue and the desk (the loop's, the proof rules',
+# the review's); each type names its own rules (`DocumentType.rule_labels`); an unknown code reads as its words.
 RULE_LABELS = {
     "audit_disagree": "A supervisor disagreed in an audit",
-    "rows_layout": "Party rows are not the sheet's rows",
     "missing_value": "A value is missing",
-    "count_not_integer": "A count is not a whole number",
-    "negative_count": "A count is negative",
-    "row_digits_words_mismatch": "A row's digits and words disagree",
-    "total_digits_words_mismatch": "A total's digits and words disagree",
-    "sum_valid_votes": "Party votes do not add up to the valid votes",
-    "valid_plus_null_total": "Valid plus null votes do not make the total",
-    "acta_id_format": "The acta id is malformed",
-    "row_proof_party": "A row cites another party's line",
     "proof_found": "A value has no proof on the page",
     "value_grounded": "A value is not what its proof shows",
     "schema": "The answer does not fit the document type",
     "parse_error": "The answer could not be read",
-    "line_total": "Quantity × unit price is not the line total",
-    "lines_subtotal": "Lines do not add up to the subtotal",
-    "subtotal_tax_total": "Subtotal plus tax is not the total",
-    "date_parse": "A date cannot be read",
-    "currency_code": "The currency is not a currency code",
-    "issuer_is_seller": "The issuer is not the seller",
-    "fraction_parse": "A share cannot be read",
-    "fraction_range": "A share is out of range",
-    "fractions_sum": "The shares do not add up to 100 %",
     "suspicious_pass": "Every rule passes, but a field is hardly trusted",
 }
 
@@ -86,6 +70,12 @@ RULE_LABELS = {
 def rule_label(code: str) -> str:
     if code in RULE_LABELS:
         return RULE_LABELS[code]
+    from extraction.doctypes.registry import rule_labels
+    from extraction.selectors_doctypes import doctype_rule_labels
+
+    for labels in (rule_labels(), doctype_rule_labels()):  # a database read only for a type defined in the app
+        if code in labels:
+            return labels[code]
     if code.startswith("rubric:"):
         return "A reviewer check failed: " + code.split(":", 1)[1].replace("_", " ")
     return code.replace("_", " ").capitalize()
@@ -98,7 +88,8 @@ def queue_documents_open(*, batch_id: int | None = None, rule: str | None = None
     from extraction.models import Violation
     from extraction.states import ReviewStatus
 
-    qs = Document.objects.filter(status=Status.FLAGGED.value, review_status=ReviewStatus.UNREVIEWED.value)
+    qs = Document.objects.filter(status=Status.FLAGGED.value, review_status=ReviewStatus.UNREVIEWED.value,
+                                 batch__trial=False)
     if batch_id:
         qs = qs.filter(batch_id=batch_id)
     qs = qs.annotate(current_extraction_id=Extraction.objects.current_id())

@@ -26,7 +26,8 @@ def confidence_model_current(*, doctype: str) -> tuple[int, Scorer]:
 
 def latest_extractions(doctype: str) -> dict[int, int]:
     """Per document of the type, its newest extraction that produced fields."""
-    return Extraction.objects.filter(doctype=doctype, answer__isnull=False).current_by_document()
+    return Extraction.objects.filter(doctype=doctype, answer__isnull=False,
+                                     document__batch__trial=False).current_by_document()
 
 
 _RATES_SECONDS = 300  # every finished extraction asks; the rates move slowly, so they are kept a while
@@ -40,7 +41,7 @@ def corrected_rates(*, doctype: str) -> dict[str, float]:
     from extraction.models import Document, ReviewEvent
 
     # keyed by how far reviewing has got, so a new decision is counted at once
-    reviewed = Document.objects.filter(batch__doctype=doctype, review_status__in=_REVIEWED).count()
+    reviewed = Document.objects.filter(batch__doctype=doctype, batch__trial=False, review_status__in=_REVIEWED).count()
     last_event = ReviewEvent.objects.aggregate(last=Max("id"))["last"] or 0
     return cache.get_or_set(f"confidence-corrected-rates:{doctype}:{reviewed}:{last_event}",
                             lambda: _corrected_rates(doctype), _RATES_SECONDS)
@@ -50,7 +51,7 @@ def _corrected_rates(doctype: str) -> dict[str, float]:
     seen: Counter = Counter()
     changed: Counter = Counter()
     rows = (FieldValue.objects.filter(
-        extraction__doctype=doctype,
+        extraction__doctype=doctype, extraction__document__batch__trial=False,
         extraction__document__review_status__in=[ReviewStatus.VERIFIED.value, ReviewStatus.CORRECTED.value])
         .order_by("-id").values_list("path", "value", "model_value")[:_RECENT_LABELS])
     for path, value, model_value in rows:

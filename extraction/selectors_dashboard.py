@@ -21,9 +21,9 @@ from typing import Any
 
 from extraction import stats
 from extraction.doctypes.base import DocumentType
-from extraction.doctypes.registry import get_doctype
 from extraction.models import Batch, Document, Extraction, Round
 from extraction.selectors import rule_label as _rule_label
+from extraction.selectors_doctypes import batch_doctype
 from extraction.states import ReviewStatus, Status, StopReason
 
 FLAG_REASONS = (StopReason.STAGNATED.value, StopReason.EXHAUSTED.value)
@@ -172,7 +172,7 @@ def batch_dashboard(*, batch: Batch) -> dict[str, Any]:
 
 def _truth_section(*, batch: Batch, documents: list[dict], current: dict[int, dict]) -> dict[str, Any] | None:
     """Accuracy against the known truth (acta QR); None when no document of the batch has one."""
-    doctype = get_doctype(batch.doctype)
+    doctype = batch_doctype(batch=batch)
     with_truth = {d["id"]: d for d in documents
                   if truth_mismatches({}, d["truth"], doctype=doctype) is not None and d["id"] in current}
     if not with_truth:
@@ -222,16 +222,17 @@ def _truth_section(*, batch: Batch, documents: list[dict], current: dict[int, di
 # --- runs side by side ---------------------------------------------------------------------------------
 
 
-def run_key(extraction: dict) -> tuple[str, str, str, str, str]:
-    """What distinguishes one set of settings from another: reader, model, input mode, max rounds, OCR."""
+def run_key(extraction: dict) -> tuple[str, str, str, str, str, str]:
+    """What distinguishes one set of settings from another: reader, model, input mode, max rounds, OCR, and
+    the version of a type defined in the app."""
     s = extraction.get("settings") or {}
     return (extraction.get("reader") or "", str(s.get("model") or ""), str(s.get("input") or ""),
-            str(s.get("max_rounds") or ""), str(s.get("ocr") or ""))
+            str(s.get("max_rounds") or ""), str(s.get("ocr") or ""), str(s.get("type_version") or ""))
 
 
 def batch_runs(*, batch: Batch, max_documents: int = 200) -> dict[str, Any]:
     """Each set of settings the batch was run with, compared; and documents run more than once, run by run."""
-    doctype = get_doctype(batch.doctype)
+    doctype = batch_doctype(batch=batch)
     extractions = _extractions_by_document(
         batch, ("stop_reason", "best_round", "prompt_tokens", "completion_tokens", "cost", "reader", "settings",
                 "started_at"))
@@ -263,9 +264,10 @@ def batch_runs(*, batch: Batch, max_documents: int = 200) -> dict[str, Any]:
                 g["truth_right"] += not truth_mismatches(answers[e["id"]], truth, doctype=doctype)
     compared = []
     for g in sorted(groups.values(), key=lambda g: g["started"]):
-        reader, model, input_mode, max_rounds, ocr = g["key"]
+        reader, model, input_mode, max_rounds, ocr, type_version = g["key"]
         compared.append({
-            "reader": reader, "model": model, "input": input_mode, "max_rounds": max_rounds, "ocr": ocr, "n": g["n"],
+            "reader": reader, "model": model, "input": input_mode, "max_rounds": max_rounds, "ocr": ocr,
+            "type_version": type_version, "n": g["n"],
             "pass": _pct(stats.proportion(g["passed"], g["n"])),
             "first_round_pass": _pct(stats.proportion(g["first"], g["n"])),
             "mean_rounds": stats.mean(g["rounds"]), "tokens": g["tokens"], "cost": g["cost"],
@@ -283,6 +285,7 @@ def batch_runs(*, batch: Batch, max_documents: int = 200) -> dict[str, Any]:
                 "id": e["id"], "started_at": e["started_at"], "stop_reason": e["stop_reason"] or "unfinished",
                 "rounds": len(rs), "rules": sorted(_best_round_codes(e, rs)) if rs else [],
                 "model": (e.get("settings") or {}).get("model") or e["reader"],
+                "type_version": (e.get("settings") or {}).get("type_version"),
                 "truth_wrong": None if wrong is None else len(wrong),
             })
         per_document.append({"id": doc_id, "filename": docs.get(doc_id, {}).get("filename", ""), "runs": cells})

@@ -1,7 +1,7 @@
 from django import forms
 
-from extraction.doctypes.registry import DOCTYPE_CHOICES
 from extraction.ocr.registry import ENGINE_CHOICES
+from extraction.selectors_doctypes import doctype_choices
 
 
 class MultipleFileInput(forms.ClearableFileInput):
@@ -25,7 +25,7 @@ class MultipleFileField(forms.FileField):
 
 class UploadForm(forms.Form):
     name = forms.CharField(max_length=200)
-    doctype = forms.ChoiceField(label="Document type", choices=DOCTYPE_CHOICES)
+    doctype = forms.ChoiceField(label="Document type", choices=doctype_choices)  # defined types too
     ocr_engine = forms.ChoiceField(label="OCR engine", choices=ENGINE_CHOICES, initial="auto")
     max_rounds = forms.IntegerField(label="Rounds of the validation loop", min_value=1, max_value=10, required=False)
     llm_input = forms.ChoiceField(

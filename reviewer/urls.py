@@ -1,7 +1,7 @@
 from django.contrib.auth import views as auth_views
 from django.urls import include, path
 
-from reviewer.views import audit, auth, batches, documents_admin, home, queue, users
+from reviewer.views import audit, auth, batches, doctypes, documents_admin, home, queue, users
 
 urlpatterns = [
     path("", home.home, name="home"),
@@ -19,6 +19,10 @@ urlpatterns = [
     path("users/new/", users.user_new, name="user_new"),
     path("users/<int:user_id>/", users.user_edit, name="user_edit"),
     path("users/<int:user_id>/password/", users.user_password, name="user_password"),
+    path("types/", doctypes.doctype_list, name="doctype_list"),
+    path("types/new/", doctypes.doctype_edit, name="doctype_new"),
+    path("types/<slug:name>/", doctypes.doctype_edit, name="doctype_edit"),
+    path("types/<slug:name>/yaml/", doctypes.doctype_export, name="doctype_export"),
 ]
 
 # The review desk, with its pages and edits.

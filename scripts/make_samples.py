@@ -11,7 +11,7 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
-from extraction.acta.generate import generate_acta, render_scan  # noqa: E402
+from sheetgen.generate import generate_acta, render_scan  # noqa: E402
 
 # (seed, poll-worker errors, as scan?) — some clean, some with the mistakes reviewers must catch.
 SHEETS = [

@@ -23,9 +23,9 @@ from typing import Any
 from rapidfuzz import fuzz
 from rapidfuzz.distance import Levenshtein
 
-from extraction.acta.generate import spell_digits
-from extraction.doctypes.acta_layout import CANDIDATES, DIGIT_WORDS, PARTIES, TOTAL_KEYS
+from extraction.doctypes.acta.layout import CANDIDATES, DIGIT_WORDS, PARTIES, TOTAL_KEYS
 from extraction.feedback import DATA_CLOSE, DATA_OPEN
+from sheetgen.generate import spell_digits
 
 TOTAL_LABELS = {"valid_votes": "VOTOS VALIDOS", "null_votes": "VOTOS NULOS", "total_votes": "TOTAL VOTOS"}
 _LINE = re.compile(r"^L(\d+) ?(.*)$")

@@ -3,7 +3,7 @@
 Each model answers one document through `ScriptedLLMServer` (tests/llm_server.py): the server calls
 `model.step(body)` for every chat request; the model reads the `<document>` section like a careful reader
 (tests/acta_answers.correct_answer) and then errs as the seed study saw a real model err on 200 real sheets
-(../shared/DESIGN.md, acta), round by round:
+(docs/DESIGN.md, acta), round by round:
 
 - right: what is printed, with proofs, every round.
 - misread_digit: round 1 reads one printed digit of a row as another (5 as 6 most often), the words as

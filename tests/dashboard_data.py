@@ -12,7 +12,7 @@ from decimal import Decimal
 from django.utils import timezone
 
 from extraction.answers import iter_fields
-from extraction.doctypes.acta_layout import PARTIES
+from extraction.doctypes.acta.layout import PARTIES
 from extraction.models import Batch, Document, Extraction, FieldValue, Round, Violation
 
 TOTALS = ("valid_votes", "null_votes", "total_votes")

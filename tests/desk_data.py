@@ -14,9 +14,8 @@ from dataclasses import dataclass
 from django.core.files.base import ContentFile
 from PIL import Image, ImageDraw, ImageFont
 
-from extraction.acta.generate import spell_digits
-from extraction.acta.template_reader import read_acta
-from extraction.doctypes.acta_layout import PARTIES
+from extraction.doctypes.acta.layout import PARTIES
+from extraction.doctypes.acta.template_reader import read_acta
 from extraction.doctypes.registry import get_doctype
 from extraction.models import Batch, Block, Document, Extraction, Page, Round
 from extraction.prompt import render_prompt
@@ -24,6 +23,7 @@ from extraction.reading_context import reading_context
 from extraction.services.extract import fieldvalues_save, ocr_pages_of, violations_save
 from extraction.states import Status
 from extraction.validation import make_validator
+from sheetgen.generate import spell_digits
 
 PAGE_W, PAGE_H = 1275, 1650
 ROW_H = 0.05

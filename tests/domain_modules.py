@@ -18,6 +18,7 @@ IMPURE = {
     "extraction.selectors",
     "extraction.selectors_confidence",
     "extraction.selectors_dashboard",
+    "extraction.selectors_doctypes",
     "extraction.storage",
     "extraction.tasks",
 }

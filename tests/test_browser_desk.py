@@ -7,10 +7,10 @@ from pathlib import Path
 
 import pytest
 
-from extraction.acta.generate import generate_acta, spell_digits
 from extraction.models import Document, FieldValue, ReviewEvent
 from extraction.services.ingest import IncomingFile, batch_create_from_files
 from extraction.services.pipeline import document_process
+from sheetgen.generate import generate_acta, spell_digits
 from tests.browser import screenshot
 from tests.desk_browser import login
 from tests.paths import ROOT

@@ -4,10 +4,10 @@ from __future__ import annotations
 
 import pytest
 
-from extraction.acta.generate import generate_acta
 from extraction.models import Document
 from extraction.services.ingest import IncomingFile, batch_create_from_files
 from extraction.services.pipeline import document_process
+from sheetgen.generate import generate_acta
 from tests.desk_browser import login
 
 pytestmark = [pytest.mark.browser, pytest.mark.django_db(transaction=True)]

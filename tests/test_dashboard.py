@@ -179,9 +179,9 @@ def test_an_unknown_batch_is_not_found(client_as):
 
 
 def test_real_actas_through_the_pipeline_are_scored_against_their_qr(client_as, tmp_path):
-    from extraction.acta.generate import generate_acta
     from extraction.services.ingest import IncomingFile, batch_create_from_files
     from extraction.services.pipeline import document_process
+    from sheetgen.generate import generate_acta
 
     files = []
     for seed, errors in ((41, []), (42, ["sum_mismatch"])):

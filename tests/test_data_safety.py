@@ -8,12 +8,12 @@ import pytest
 from django.core.files.storage import default_storage
 from django.urls import reverse
 
-from extraction.acta.generate import generate_acta
 from extraction.models import Batch, Document, Upload
 from extraction.services.ingest import IncomingFile, batch_create_from_files
 from extraction.services.pipeline import document_process
 from extraction.services.requeue import document_requeue
 from reviewer.models import BatchDeletion
+from sheetgen.generate import generate_acta
 from tests import badfiles
 
 

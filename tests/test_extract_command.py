@@ -10,8 +10,8 @@ import pytest
 from django.core.management import call_command
 from django.core.management.base import CommandError
 
-from extraction.acta.generate import generate_acta, render_page
 from extraction.models import Batch, Block
+from sheetgen.generate import generate_acta, render_page
 from tests.acta_answers import correct_answer, data_section, misread
 from tests.llm_server import reply_json
 

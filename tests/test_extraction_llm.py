@@ -17,7 +17,7 @@ from typing import Any
 import pytest
 from PIL import Image
 
-from extraction.acta.qr import decode_qr
+from extraction.doctypes.acta.qr import decode_qr
 from extraction.feedback import DATA_CLOSE, DATA_OPEN
 from extraction.models import Block, Document, Extraction, FieldValue, Round
 from extraction.services.pipeline import document_process

@@ -8,7 +8,6 @@ from datetime import timedelta
 import pytest
 from django.utils import timezone
 
-from extraction.acta.generate import generate_acta
 from extraction.models import Batch, Document, Extraction, Round
 from extraction.services.extract import _end
 from extraction.services.ingest import IncomingFile, batch_create_from_files
@@ -16,6 +15,7 @@ from extraction.services.lease import ClaimLost, document_lease
 from extraction.services.pipeline import document_process, documents_requeue_stuck
 from extraction.services.transitions import document_claim_for_processing
 from extraction.states import Status
+from sheetgen.generate import generate_acta
 
 
 def _doc(**fields) -> Document:

@@ -8,12 +8,12 @@ import pytest
 from django.test import Client
 from django.urls import reverse
 
-from extraction.acta.generate import generate_acta
 from extraction.models import Document, Extraction, ReviewEvent
 from extraction.selectors_dashboard import batch_dashboard, batch_runs
 from extraction.services import rerun
 from extraction.services.ingest import IncomingFile, batch_create_from_files
 from extraction.services.pipeline import document_process
+from sheetgen.generate import generate_acta
 from tests.dashboard_data import (
     make_batch,
     make_doc,

@@ -6,11 +6,11 @@ import pytest
 from django.test import Client
 from django.urls import reverse
 
-from extraction.acta.generate import generate_acta
 from extraction.answers import set_field
 from extraction.models import Document, Extraction, FieldValue
 from extraction.services.ingest import IncomingFile, batch_create_from_files
 from extraction.services.pipeline import document_process
+from sheetgen.generate import generate_acta
 from tests.url_matrix import ALLOWED, HOSTILE, POST_ONLY, PUBLIC, ROLES, A, R, S, url_for, url_names
 
 

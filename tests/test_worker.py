@@ -6,9 +6,9 @@ import time
 
 import pytest
 
-from extraction.acta.generate import generate_acta
 from extraction.models import Batch, Document, Round
 from extraction.services.ingest import IncomingFile, batch_create_from_files
+from sheetgen.generate import generate_acta
 from tests import badfiles
 
 pytestmark = [pytest.mark.worker, pytest.mark.django_db(transaction=True)]

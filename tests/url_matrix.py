@@ -5,13 +5,14 @@ from __future__ import annotations
 import pytest
 from django.urls import get_resolver, reverse
 
-from extraction.acta.generate import generate_acta
 from extraction.models import Block, Extraction, FieldValue, Violation
+from extraction.services.doctypes import doctype_version_save
 from extraction.services.ingest import IncomingFile, batch_create_from_files
 from extraction.services.pipeline import document_process
 from extraction.states import Status
 from reviewer.services.audit import audit_sample_draw, sample_request
 from reviewer.services.field_audit import field_audit_draw
+from sheetgen.generate import generate_acta
 
 A, R, S = "admin", "reviewer", "supervisor"
 ROLES = ("anonymous", "outsider", A, R, S)
@@ -32,6 +33,7 @@ ALLOWED = {
     "user_list": {A}, "user_new": {A}, "user_edit": {A}, "user_password": {A},
     "confidence_page": {A, S}, "confidence_threshold": {A, S}, "confidence_refit": {A, S},
     "field_sample_create": {A, S}, "field_sample": {A, S}, "field_item": {A, S}, "field_item_decide": {A, S},
+    "doctype_list": {A}, "doctype_new": {A}, "doctype_edit": {A}, "doctype_export": {A},
 }
 PUBLIC = {"login", "logout"}
 POST_ONLY = {"document_retry", "document_textract", "queue_next", "desk_verify", "desk_reject", "desk_claim",
@@ -76,6 +78,11 @@ def world(db, users, tmp_path):
     Violation.objects.filter(extraction=extraction).update(message=HOSTILE)
     sample = audit_sample_draw(batch=batch, user=users[S], request=sample_request(count=1, seed=1))
     fields = field_audit_draw(batch=batch, user=users[S], per_stratum=1, seed=1)
+    doctype_version_save(data={"name": "defined", "label": f"Defined {HOSTILE}", "instructions": HOSTILE,
+                               "fields": [{"key": "total", "label": HOSTILE, "kind": "money", "purpose": HOSTILE}],
+                               "rules": [{"code": "positive", "label": HOSTILE, "kind": "pattern", "field": "total",
+                                          "pattern": "[1-9].*", "source": HOSTILE, "message": HOSTILE}]},
+                         user=users[A])
     return {"batch": batch, "passed": passed, "flagged": flagged, "sample": sample, "item": sample.items.first(),
             "field_sample": fields, "field_item": fields.items.first()}
 
@@ -86,5 +93,5 @@ def url_for(name: str, params: list[str], world) -> str:
     values = {"batch_id": world["batch"].id, "document_id": world["flagged"].id, "number": 1,
               "sample_id": world["field_sample" if fields else "sample"].id,
               "item_id": world["field_item" if fields else "item"].id, "user_id": world["batch"].created_by_id,
-              "doctype": "acta"}
+              "doctype": "acta", "name": "defined"}
     return reverse(name, kwargs={p: values[p] for p in params})

@@ -263,6 +263,9 @@ class DocumentType:
     # What a reviewer may correct: path patterns of proved fields ("rows[*].votes") and the type each new
     # value must have. Empty: every proved field, checked by the schema alone.
     editable: Mapping[str, Any] = field(default_factory=dict)
+    rule_labels: Mapping[str, str] = field(default_factory=dict)  # this type's own rule codes in words
+    definition: Any = None  # the definition (extraction.typedef.spec.TypeSpec) a defined type is built from
+    version: int | None = None  # the saved version of a type defined in the app
 
     def edit_answer(self, answer: dict[str, Any], path: str, raw: str | None) -> dict[str, Any]:
         """The answer with the field at `path` set to a reviewer's text, checked against what the type

@@ -287,6 +287,14 @@ DOCTYPE = DocumentType(
     system_prompt=SYSTEM_PROMPT,
     rules=RULES,
     rubric=RUBRIC,
+    rule_labels={
+        "line_total": "Quantity × unit price is not the line total",
+        "lines_subtotal": "Lines do not add up to the subtotal",
+        "subtotal_tax_total": "Subtotal plus tax is not the total",
+        "date_parse": "A date cannot be read",
+        "currency_code": "The currency is not a currency code",
+        "issuer_is_seller": "The issuer is not the seller",
+    },
     group_fields=group_fields,
     editable=EDITABLE,
 )

@@ -191,6 +191,11 @@ DOCTYPE = DocumentType(
     schema=OwnershipAnswer,
     system_prompt=SYSTEM_PROMPT,
     rules=RULES,
+    rule_labels={
+        "fraction_parse": "A share cannot be read",
+        "fraction_range": "A share is out of range",
+        "fractions_sum": "The shares do not add up to 100 %",
+    },
     group_fields=group_fields,
     editable=EDITABLE,
 )

@@ -24,7 +24,7 @@ logger = logging.getLogger(__name__)
 
 _LOADED: dict[str, Any] = {}  # RapidOCR objects by settings: a worker process loads the models once
 
-# The defaults were chosen on bench/ocr_engines.py (figures in README.md, Benchmarks): RapidOCR's own networks
+# The defaults were chosen on bench/ocr_engines.py (figures in docs/BENCHMARKS.md): RapidOCR's own networks
 # on OpenVINO (extraction/ocr/rapid_openvino.py: the page detected at full size in tiles, the recogniser
 # without East Asian script) on every core read a scan in about a sixth of the wall time of RapidOCR's own
 # reading on onnxruntime, with no digit lost. Pages are detected at full size: a detector limit of 1152 px

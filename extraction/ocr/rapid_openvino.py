@@ -2,7 +2,7 @@
 
 The same ONNX files from the rapidocr wheel, so the reading is the same network; OpenVINO's CPU plugin runs
 it in the precision the processor does best (bfloat16 where it has AMX or AVX-512 BF16, as this machine
-does; float32 elsewhere). Figures in README.md, Benchmarks. What keeps its time and memory down:
+does; float32 elsewhere). Figures in docs/BENCHMARKS.md. What keeps its time and memory down:
 - The page is detected in tiles of one fixed size (DetectorSession): one compiled network, and the working
   memory of one tile whatever the page's size. OpenVINO keeps buffers for every input shape it has met;
   a network for any shape grew a worker past 1 GB.

@@ -15,7 +15,6 @@ from django.db.models import Sum
 from django.utils import timezone
 
 from extraction.answers import iter_fields
-from extraction.doctypes.registry import get_doctype
 from extraction.images import redact_images
 from extraction.llm.client import LlmClient
 from extraction.llm.config import LlmConfig, llm_config_from_env
@@ -26,6 +25,7 @@ from extraction.prompt import render_prompt
 from extraction.proofs import resolve_proofs
 from extraction.reading import round_extractor, round_images
 from extraction.reading_context import reading_context
+from extraction.selectors_doctypes import batch_doctype
 from extraction.services.confidence import fieldconfidence_save, suspicious_pass_check
 from extraction.services.lease import ClaimLost, Lease
 from extraction.services.transitions import document_transition
@@ -120,7 +120,7 @@ def extraction_run(*, document: Document, options: dict | None = None, lease: Le
     claim = lease.claim if lease is not None else None
     batch = document.batch
     options = {**(batch.settings or {}), **(options or {})}
-    doctype = get_doctype(batch.doctype)
+    doctype = batch_doctype(batch=batch, version=options.get("doctype_version"))
     pages = ocr_pages_of(document=document)
     prompt = render_prompt(pages)
     blocks = [b for p in pages for b in p.blocks]
@@ -141,9 +141,10 @@ def extraction_run(*, document: Document, options: dict | None = None, lease: Le
 
     reader = Extraction.Reader.LLM if config else Extraction.Reader.TEMPLATE
     extraction = Extraction.objects.create(
-        document=document, doctype=doctype.name, reader=reader,
+        document=document, doctype=doctype.name, doctype_version=doctype.version, reader=reader,
         settings={"max_rounds": max_rounds if config else 1,
                   "model": config.model if config else "", "input": config.input_mode if config else "ocr",
+                  **({"type_version": doctype.version} if doctype.version else {}),
                   "ocr": ", ".join(sorted({e for e in Page.objects.filter(document=document)
                                            .values_list("engine", flat=True) if e})) or batch.ocr_engine},
     )

@@ -12,6 +12,7 @@ from django.core.files import File
 from django.db import transaction
 
 from extraction import intake
+from extraction.doctypes.registry import UnknownDocumentType, get_doctype
 from extraction.models import Batch, Document, Upload
 from extraction.services import dispatch
 from extraction.states import Status
@@ -41,7 +42,13 @@ def _clean_name(name: str) -> str:
 
 
 def batch_create(*, name: str, doctype: str, ocr_engine: str, options: dict | None = None, user=None) -> Batch:
-    return Batch.objects.create(name=name, doctype=doctype, ocr_engine=ocr_engine, settings=options or {}, created_by=user)
+    """A batch of a type; a type defined in the app is taken at its newest version, which the batch keeps."""
+    try:
+        version = get_doctype(doctype).version
+    except UnknownDocumentType:
+        version = None  # the document type check is the caller's (forms, commands); processing names it
+    return Batch.objects.create(name=name, doctype=doctype, doctype_version=version, ocr_engine=ocr_engine,
+                                settings=options or {}, created_by=user)
 
 
 def batch_add_files(*, batch: Batch, files: list[IncomingFile], queue: bool = True) -> list[Document]:

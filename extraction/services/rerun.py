@@ -46,12 +46,13 @@ def llm_available() -> bool:
 
 
 def rerun_options(*, llm_model: str = "", llm_input: str = "", max_rounds: int | str | None = None,
-                  ocr_engine: str = "", llm: bool | None = None) -> dict:
+                  ocr_engine: str = "", llm: bool | None = None, doctype_version: int | None = None) -> dict:
     """The overrides for a run; empty values keep the batch's settings. Raises RerunError on a bad value,
-    and on LLM settings when no LLM is configured (the offline reader would silently ignore them)."""
+    and on LLM settings when no LLM is configured (the offline reader would silently ignore them).
+    `doctype_version`: a saved version of the batch's type defined in the app (the caller checks it is)."""
     from extraction.ocr.registry import ENGINE_NAMES
 
-    options: dict = {}
+    options: dict = {"doctype_version": doctype_version} if doctype_version else {}
     engine = (ocr_engine or "").strip()
     if engine:
         if engine not in ENGINE_NAMES:

@@ -19,11 +19,11 @@ from django.utils import timezone
 
 from extraction.answers import get_field, get_value, set_field
 from extraction.doctypes.base import EditRefused
-from extraction.doctypes.registry import get_doctype
 from extraction.models import Block, Document, Extraction, FieldValue, ReviewEvent, Violation
 from extraction.proof_blocks import BlockIndex
 from extraction.proofs import block_index, resolve_path
 from extraction.selectors import DeskField, desk_fields, desk_violations, violations_labelled
+from extraction.selectors_doctypes import extraction_doctype
 from extraction.services.rule_context import document_rule_context
 from extraction.services.transitions import document_review_transition, document_transition
 from extraction.states import ReviewStatus, Status
@@ -211,7 +211,7 @@ def _revalidate(*, document: Document, extraction: Extraction, answer: dict, ctx
     typed in; a value taken from the page cites the blocks the reviewer picked, and those are checked.
     `fields`: the extraction's fields by path as stored now, when the caller has read them. `parsed`: the
     answer was just parsed by the type's schema (a reviewer's value), so it is not checked against it twice."""
-    doctype = get_doctype(extraction.doctype or document.batch.doctype)
+    doctype = extraction_doctype(extraction=extraction, batch=document.batch)
     ctx = ctx or document_rule_context(document=document, extraction=extraction, doctype=doctype)
     broken = make_validator(doctype, ctx, parsed=parsed)(answer)
     stored = ([(fv.path, fv.proofs) for fv in fields.values() if fv.corrected] if fields is not None else
@@ -222,10 +222,11 @@ def _revalidate(*, document: Document, extraction: Extraction, answer: dict, ctx
 
 # What an edit and the desk's answer to it read of the extraction, its document and batch. Their other columns
 # (a run's settings and costs, the upload, the OCR's bookkeeping) made up a third of the read's work.
-_EDIT_READS = ("id", "document", "doctype", "reader", "answer", "settings", "started_at",
+_EDIT_READS = ("id", "document", "doctype", "doctype_version", "reader", "answer", "settings", "started_at",
                "document__id", "document__batch", "document__filename", "document__status",
                "document__review_status", "document__version", "document__claimed_by", "document__claimed_at",
-               "document__created_at", "document__batch__id", "document__batch__name", "document__batch__doctype")
+               "document__created_at", "document__batch__id", "document__batch__name", "document__batch__doctype",
+               "document__batch__doctype_version", "document__batch__trial")
 
 
 def _held_for_edit(*, document_id: int, user, expected_version: int) -> tuple[Document, Extraction, Any]:
@@ -236,7 +237,7 @@ def _held_for_edit(*, document_id: int, user, expected_version: int) -> tuple[Do
     if extraction is None or not extraction.answer:
         raise NotEditable("This document has no extracted answer to correct.")
     document = extraction.document
-    return document, extraction, get_doctype(extraction.doctype or document.batch.doctype)
+    return document, extraction, extraction_doctype(extraction=extraction, batch=document.batch)
 
 
 def field_edit(*, document_id: int, user, path: str, raw_value: str | None, expected_version: int) -> EditResult:

@@ -24,6 +24,7 @@ from extraction.doctypes.base import FieldLabels, field_labels, lower_first
 from extraction.doctypes.registry import UnknownDocumentType, get_doctype
 from extraction.involved import field_and_holders, involved_paths
 from extraction.models import Document, Extraction, Page
+from extraction.selectors_doctypes import extraction_doctype
 from extraction.services import review
 from extraction.states import ReviewStatus, Status
 from reviewer.access import desk_permissions
@@ -160,7 +161,7 @@ def edit_context(*, user, edited: review.EditResult, path: str) -> dict[str, Any
     than the edited one keep their FieldValues and labels, so nothing else can make their cells differ."""
     document, extraction, fields = edited.document, edited.extraction, edited.fields or {}
     try:
-        doctype = get_doctype(extraction.doctype or document.batch.doctype)
+        doctype = extraction_doctype(extraction=extraction, batch=document.batch)
     except UnknownDocumentType:
         return None
     groups, groups_before = doctype.field_groups(extraction.answer), doctype.field_groups(edited.answer_before)
@@ -257,17 +258,18 @@ def labels_for(extraction: Extraction | None, groups=None) -> FieldLabels:
         return FieldLabels()
     if groups is None:
         try:
-            groups = get_doctype(extraction.doctype).field_groups(extraction.answer)
+            groups = get_doctype(extraction.doctype, extraction.doctype_version).field_groups(extraction.answer)
         except UnknownDocumentType:
             return FieldLabels()
     return field_labels(groups)
 
 
 def in_words(text: str, paths, labels: FieldLabels) -> str:
-    """A rule's message with the field paths it names replaced by their labels."""
+    """A rule's message with the field paths it names replaced by their labels; a path inside a longer word
+    ('date' in 'dated') is left alone."""
     for path in sorted(set(paths or []), key=len, reverse=True):
         if path and path in text:
-            text = text.replace(path, labels.of(path))
+            text = re.sub(rf"(?<![\w.\]]){re.escape(path)}(?![\w\[])", lambda m, p=path: labels.of(p), text)
     return text
 
 
@@ -306,7 +308,7 @@ def field_items(document: Document, extraction: Extraction | None, violations: l
     if extraction is None or not answer:
         return [], {}, {}
     try:
-        doctype = get_doctype(extraction.doctype or document.batch.doctype)
+        doctype = extraction_doctype(extraction=extraction, batch=document.batch)
     except UnknownDocumentType:
         return [], {}, {}
     groups_raw = doctype.field_groups(answer)

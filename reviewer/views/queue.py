@@ -35,7 +35,7 @@ def queue(request: HttpRequest) -> HttpResponse:
         doc.claim_until = review.claim_expires_at(doc) if doc.claim_live else None
         doc.mine = doc.claim_live and doc.claimed_by_id == request.user.pk
     context = {
-        "page": page, "rows": rows, "batches": Batch.objects.order_by("-created_at")[:100],
+        "page": page, "rows": rows, "batches": Batch.objects.filter(trial=False).order_by("-created_at")[:100],
         "batch_id": str(batch_id or ""), "rule": rule, "rules": selectors.queue_rule_codes(),
     }
     return render(request, "queue/list.html", context)

@@ -8,6 +8,7 @@ from django.shortcuts import redirect, render
 
 from extraction.ocr.registry import ENGINE_CHOICES
 from extraction.selectors_dashboard import batch_runs
+from extraction.selectors_doctypes import doctype_version_get
 from extraction.services import rerun as rerun_service
 from extraction.states import ReviewStatus
 from reviewer.access import role_required
@@ -27,13 +28,15 @@ def _scope_counts(batch) -> dict[str, dict[str, int]]:
 @role_required(ADMIN)
 def batch_rerun(request: HttpRequest, batch_id: int) -> HttpResponse:
     batch = get_batch(request, batch_id)
+    newest = doctype_version_get(name=batch.doctype) if batch.doctype_version else None  # a type defined in the app
     error = ""
     form = request.POST if request.method == "POST" else {}
     if request.method == "POST":
         try:
             options = rerun_service.rerun_options(
                 llm_model=request.POST.get("llm_model", ""), llm_input=request.POST.get("llm_input", ""),
-                max_rounds=request.POST.get("max_rounds"), ocr_engine=request.POST.get("ocr_engine", ""))
+                max_rounds=request.POST.get("max_rounds"), ocr_engine=request.POST.get("ocr_engine", ""),
+                doctype_version=newest.version if newest and request.POST.get("newest_type") else None)
             result = rerun_service.batch_rerun(batch=batch, user=request.user,
                                                scope=request.POST.get("scope", ""), options=options)
         except rerun_service.RerunError as err:
@@ -54,6 +57,6 @@ def batch_rerun(request: HttpRequest, batch_id: int) -> HttpResponse:
         "batch": batch, "error": error, "form": form, "scopes": scopes, "llm": rerun_service.llm_available(),
         "engines": ENGINE_CHOICES,
         "input_modes": rerun_service.INPUT_MODES, "max_rounds_limit": rerun_service.MAX_ROUNDS_LIMIT,
-        "runs": batch_runs(batch=batch),
+        "runs": batch_runs(batch=batch), "newest": newest,
     }
     return render(request, "batches/rerun.html", context, status=400 if error else 200)

@@ -10,7 +10,9 @@ import pymupdf
 import pytest
 from PIL import Image
 
-from extraction.acta.generate import (
+from extraction.doctypes.acta.layout import DIGIT_WORDS, PARTIES
+from extraction.doctypes.acta.qr import ActaTruth, decode_qr, format_qr_payload, mask_qr, parse_qr_payload
+from sheetgen.generate import (
     DEFAULT_LAYOUTS,
     ERRORS,
     LAYOUTS,
@@ -20,8 +22,6 @@ from extraction.acta.generate import (
     render_scan,
     spell_digits,
 )
-from extraction.acta.qr import ActaTruth, decode_qr, format_qr_payload, mask_qr, parse_qr_payload
-from extraction.doctypes.acta_layout import DIGIT_WORDS, PARTIES
 
 
 @cache

@@ -17,12 +17,8 @@ import pymupdf
 import pytest
 from PIL import Image
 
-from extraction.acta.generate import LAYOUTS, GeneratedActa, generate_acta, render_page, spell_digits
-from extraction.acta.layouts import LAYOUTS as SPECS
-from extraction.acta.layouts import MEASURE_LAYOUTS, SCAN_STYLES, TUNE_LAYOUTS
-from extraction.acta.qr import decode_qr
-from extraction.acta.scans import scan_image
-from extraction.doctypes.acta_layout import CANDIDATES, PARTIES
+from extraction.doctypes.acta.layout import CANDIDATES, PARTIES
+from extraction.doctypes.acta.qr import decode_qr
 from extraction.doctypes.registry import get_doctype
 from extraction.feedback import build_messages
 from extraction.loop import Attempt
@@ -30,6 +26,10 @@ from extraction.ocr.blocks import SourceDocument
 from extraction.ocr.pdf_text import PdfTextEngine
 from extraction.prompt import render_prompt
 from extraction.violations import Violation
+from sheetgen.generate import LAYOUTS, GeneratedActa, generate_acta, render_page, spell_digits
+from sheetgen.layouts import LAYOUTS as SPECS
+from sheetgen.layouts import MEASURE_LAYOUTS, SCAN_STYLES, TUNE_LAYOUTS
+from sheetgen.scans import scan_image
 from tests import acta_answers as aa
 from tests.acta_models import ERRING, ActaModel, is_all_zero, wrong_fields
 

@@ -11,7 +11,12 @@ import pymupdf
 import pytest
 from PIL import Image
 
-from extraction.acta.generate import (
+from extraction.doctypes.acta.layout import PARTIES
+from extraction.doctypes.acta.qr import mask_qr
+from extraction.doctypes.acta.template_reader import READER_LABEL, read_acta
+from extraction.ocr.blocks import BBox, BlockType, OcrBlock, OcrPage
+from extraction.prompt_doc import PromptDocument
+from sheetgen.generate import (
     ERRORS,
     GeneratedActa,
     generate_acta,
@@ -19,12 +24,7 @@ from extraction.acta.generate import (
     render_scan,
     spell_digits,
 )
-from extraction.acta.layouts import TUNE_LAYOUTS
-from extraction.acta.qr import mask_qr
-from extraction.acta.template_reader import READER_LABEL, read_acta
-from extraction.doctypes.acta_layout import PARTIES
-from extraction.ocr.blocks import BBox, BlockType, OcrBlock, OcrPage
-from extraction.prompt_doc import PromptDocument
+from sheetgen.layouts import TUNE_LAYOUTS
 
 TOTALS = ("valid_votes", "null_votes", "total_votes")
 

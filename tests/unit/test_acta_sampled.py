@@ -14,13 +14,13 @@ import pymupdf
 import pytest
 from PIL import Image
 
-import extraction.acta.conventions as conventions_module
-from extraction.acta.conventions import AXES, EXTRAS, Conventions, draw_conventions, draw_scan_conventions
-from extraction.acta.generate import generate_acta, render_page, spell_digits
-from extraction.acta.qr import decode_qr, parse_qr_payload
-from extraction.acta.sampled import SampledActa, generate_sampled, scan_sampled
-from extraction.acta.sampled_draw import FLOOR
-from extraction.doctypes.acta_layout import CANDIDATES, PARTIES
+import sheetgen.conventions as conventions_module
+from extraction.doctypes.acta.layout import CANDIDATES, PARTIES
+from extraction.doctypes.acta.qr import decode_qr, parse_qr_payload
+from sheetgen.conventions import AXES, EXTRAS, Conventions, draw_conventions, draw_scan_conventions
+from sheetgen.generate import generate_acta, render_page, spell_digits
+from sheetgen.sampled import SampledActa, generate_sampled, scan_sampled
+from sheetgen.sampled_draw import FLOOR
 
 SEEDS = range(200)
 # Words that start a row's label: after them the previous value run has ended.

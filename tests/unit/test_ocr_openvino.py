@@ -1,6 +1,6 @@
 """RapidOCR's networks on OpenVINO (extraction/ocr/rapid_openvino.py): pages detected in tiles, lines padded to a
 few widths, the recogniser narrowed to the scripts wanted; the same reading as onnxruntime's, and onnxruntime
-again where OpenVINO cannot load. The speed and memory it was chosen for are in README.md, Benchmarks."""
+again where OpenVINO cannot load. The speed and memory it was chosen for are in docs/BENCHMARKS.md."""
 
 from __future__ import annotations
 

@@ -1,5 +1,5 @@
 """RapidOCR's speed settings: the detection size, lines recognised in parallel threads, pages read in parallel,
-and settings checked loudly (the figures that chose the defaults are in README.md, Benchmarks)."""
+and settings checked loudly (the figures that chose the defaults are in docs/BENCHMARKS.md)."""
 
 from __future__ import annotations
 

@@ -7,7 +7,7 @@ from decimal import Decimal
 import pytest
 
 from extraction.doctypes.acta import DOCTYPE as ACTA
-from extraction.doctypes.acta_layout import DIGIT_WORDS, PARTIES
+from extraction.doctypes.acta.layout import DIGIT_WORDS, PARTIES
 from extraction.grounding import supports
 from extraction.ocr.blocks import BBox, BlockType, OcrBlock
 from extraction.prompt_doc import PromptDocument

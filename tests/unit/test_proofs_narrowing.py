@@ -171,7 +171,7 @@ def _group_merged_page() -> tuple[PromptDocument, list[OcrBlock]]:
 
 
 def test_a_value_a_merged_cell_shows_on_several_rows_resolves_to_the_fields_own_row():
-    from extraction.doctypes.acta_rules import row_proof_party
+    from extraction.doctypes.acta.rules import row_proof_party
     from extraction.reading_context import reading_context
 
     prompt, blocks = _group_merged_page()
@@ -198,7 +198,7 @@ def test_a_value_a_merged_cell_shows_on_several_rows_resolves_to_the_fields_own_
 def test_a_row_whose_label_the_ocr_garbled_is_no_evidence_of_another_partys_row():
     """Two blocks side by side: AD's row on the left, UNTC's on the right with its name read 'UNTC2'. UNTC's
     cited 41 has AD's name before it on the page row, but its own row's label stands between."""
-    from extraction.doctypes.acta_rules import row_proof_party
+    from extraction.doctypes.acta.rules import row_proof_party
     from extraction.reading_context import reading_context
 
     blocks, left = [], 0.05

@@ -8,8 +8,8 @@ import pytest
 
 from extraction.answers import set_field
 from extraction.doctypes.acta import DOCTYPE
-from extraction.doctypes.acta_layout import DIGIT_WORDS, PARTIES
-from extraction.doctypes.acta_rules import ACTA_ID_PATTERN
+from extraction.doctypes.acta.layout import DIGIT_WORDS, PARTIES
+from extraction.doctypes.acta.rules import ACTA_ID_PATTERN
 from extraction.ocr.blocks import BBox, BlockType, OcrBlock
 from extraction.prompt_doc import PromptDocument
 from extraction.validation import make_validator, run_rules

@@ -6,12 +6,12 @@ from __future__ import annotations
 
 import pytest
 
-from extraction.acta.sampled import generate_sampled
 from extraction.doctypes.registry import get_doctype
 from extraction.ocr import pdf_text
 from extraction.ocr.blocks import SourceDocument
 from extraction.reading_context import reading_context
 from extraction.validation import make_validator
+from sheetgen.sampled import generate_sampled
 from tests.acta_answers import correct_answer, swap_rows
 
 GROUP_MERGED = 3  # names and digit words ruled only around each candidate's group, digits ruled per row

@@ -1,4 +1,5 @@
-"""Demo users for each role (new passwords each run, printed) and a batch of the bundled samples."""
+"""Demo users for each role (new passwords each run, printed) and batches of the bundled samples: tally sheets
+(a type written in code) and receipts (a type defined as data)."""
 
 from __future__ import annotations
 
@@ -15,6 +16,7 @@ from reviewer.roles import ROLES
 
 SAMPLES = Path(settings.BASE_DIR) / "samples"
 DEMO_BATCH = "Demo: tally sheets"
+DEMO_RECEIPTS = "Demo: receipts (a type defined as data)"
 
 
 class Command(BaseCommand):
@@ -35,6 +37,13 @@ class Command(BaseCommand):
             admin = User.objects.get(username="admin")
             batch = batch_create_from_files(name=DEMO_BATCH, doctype="acta", ocr_engine="auto", files=files, user=admin)
             self.stdout.write(f"Queued {batch.documents.count()} sample documents in the batch '{DEMO_BATCH}'.")
+        if not Batch.objects.filter(name=DEMO_RECEIPTS).exists():
+            # read by an LLM only: without one they end failed, saying so, and can be retried once one is set
+            files = [IncomingFile(filename=p.name, path=p) for p in sorted((SAMPLES / "receipts").glob("*.jpg"))]
+            admin = User.objects.get(username="admin")
+            batch = batch_create_from_files(name=DEMO_RECEIPTS, doctype="receipt", ocr_engine="auto", files=files,
+                                            user=admin)
+            self.stdout.write(f"Queued {batch.documents.count()} sample receipts in the batch '{DEMO_RECEIPTS}'.")
 
         self.stdout.write("\nDemo logins (new passwords every run):")
         for role, password in logins:

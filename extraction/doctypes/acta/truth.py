@@ -7,14 +7,14 @@ from pathlib import Path
 from typing import Any
 
 from extraction.answers import get_value
-from extraction.doctypes.acta_rules import TOTALS
+from extraction.doctypes.acta.rules import TOTALS
 from extraction.doctypes.base import TruthComparison, TruthDifference
 from extraction.numbers import as_int
 
 
 def page_truth(image_path: Path) -> dict[str, Any] | None:
     """The QR's counts as stored on the document; None without a QR, ValueError when it is not an acta's."""
-    from extraction.acta.qr import decode_qr, parse_qr_payload  # zxing loads only where a page is read
+    from extraction.doctypes.acta.qr import decode_qr, parse_qr_payload  # zxing loads only where a page is read
 
     payload = decode_qr(image_path)
     if not payload:

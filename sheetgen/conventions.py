@@ -1,6 +1,6 @@
 """Conventions of real paper tally sheets, each drawn at random per seed (pure).
 
-The fixed layouts (extraction/acta/layouts.py) are a short list somebody wrote down. Here a sheet is not
+The fixed layouts (sheetgen/layouts.py) are a short list somebody wrote down. Here a sheet is not
 chosen from a list: each convention that printed election forms vary on is drawn on its own, so the
 seeds give hundreds of layouts nobody listed. The values come from how paper forms are printed (tally
 sheets, ballots' scrutiny records, administrative forms), not from any detail of the code that reads them.

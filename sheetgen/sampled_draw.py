@@ -23,10 +23,10 @@ from typing import Any
 import pymupdf
 from PIL import Image, ImageDraw, ImageFont
 
-from extraction.acta.conventions import Conventions, bold_of
-from extraction.acta.pen import Pen
-from extraction.acta.pen import text_width as _pen_width
-from extraction.doctypes.acta_layout import CANDIDATES, TOTAL_KEYS
+from extraction.doctypes.acta.layout import CANDIDATES, TOTAL_KEYS
+from sheetgen.conventions import Conventions, bold_of
+from sheetgen.pen import Pen
+from sheetgen.pen import text_width as _pen_width
 
 __all__ = ["FLOOR", "Details", "draw_details", "draw_sheet", "page_size"]
 

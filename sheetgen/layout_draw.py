@@ -13,9 +13,9 @@ from typing import Any
 
 import pymupdf
 
-from extraction.acta.layouts import Layout
-from extraction.acta.pen import BOLD, Pen, signatures, text_width
-from extraction.doctypes.acta_layout import CANDIDATES, TOTAL_KEYS
+from extraction.doctypes.acta.layout import CANDIDATES, TOTAL_KEYS
+from sheetgen.layouts import Layout
+from sheetgen.pen import BOLD, Pen, signatures, text_width
 
 MARGIN = 32.0
 GAP = 14.0  # between table columns

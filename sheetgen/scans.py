@@ -20,7 +20,7 @@ import random
 import numpy as np
 from PIL import Image, ImageFilter
 
-from extraction.acta.layouts import SCAN_STYLES
+from sheetgen.layouts import SCAN_STYLES
 
 __all__ = ["SCAN_STYLES", "scan_image"]
 
@@ -76,7 +76,7 @@ def _photo(page: Image.Image, rng: random.Random, seed: int) -> Image.Image:
 
 def scan_image(pdf_bytes: bytes, *, seed: int, style: str) -> bytes:
     """JPEG bytes of page 1 degraded in `style` (one of SCAN_STYLES), deterministic for a seed."""
-    from extraction.acta.generate import render_page, render_scan
+    from sheetgen.generate import render_page, render_scan
 
     if style not in SCAN_STYLES:
         raise ValueError(f"unknown scan style {style!r}; known: {list(SCAN_STYLES)}")

@@ -17,7 +17,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-# Ways a scan is degraded (extraction.acta.scans); the parameters of each are drawn from the seed.
+# Ways a scan is degraded (sheetgen.scans); the parameters of each are drawn from the seed.
 SCAN_STYLES = ("scanner", "rotated", "skewed", "blurred", "jpeg", "low-res", "photo")
 
 

@@ -19,14 +19,14 @@ from typing import Any
 
 from rapidfuzz import fuzz
 
-from extraction.doctypes.acta_layout import DIGIT_WORDS, PARTIES
+from extraction.doctypes.acta.layout import DIGIT_WORDS, PARTIES
 from extraction.ocr.blocks import BlockType, OcrBlock, OcrPage
 from extraction.prompt_doc import PromptDocument
 
 READER_LABEL = "template reader (offline, no LLM)"
 
 TOTALS = ("valid_votes", "null_votes", "total_votes")
-# The acta code as real sheets print it (../shared/DESIGN.md: 9 digits, a dot, 2 digits), wherever it stands
+# The acta code as real sheets print it (docs/DESIGN.md: 9 digits, a dot, 2 digits), wherever it stands
 # and whatever label precedes it. Not part of a longer run of digits or dotted groups; OCR may put a space
 # around the dot or read it as a comma.
 _ACTA_ID = re.compile(r"(?<![\d.,])(\d{9}) ?[.,] ?(\d{2})(?![\d]|[.,]\d)")

@@ -2,11 +2,11 @@
 
 ``generate_acta`` draws a one-page PDF with PyMuPDF: a header, the 38 party rows (votes in digits,
 zero-padded, and the same number spelled digit by digit in Spanish words), the totals, a
-signatures area and a QR code carrying the truth, in one of many layouts (extraction/acta/layouts.py,
+signatures area and a QR code carrying the truth, in one of many layouts (sheetgen/layouts.py,
 which also declares the split between layouts tuned on and layouts only measured on; all but the first
-two are drawn by extraction/acta/layout_draw.py). Poll-worker errors can be injected: the PRINTED
+two are drawn by sheetgen/layout_draw.py). Poll-worker errors can be injected: the PRINTED
 sheet then differs from the truth while the QR keeps the truth. ``render_scan`` turns the PDF
-into a degraded scan image (extraction/acta/scans.py has more ways to degrade it). Everything is
+into a degraded scan image (sheetgen/scans.py has more ways to degrade it). Everything is
 deterministic for a seed.
 """
 
@@ -24,12 +24,12 @@ import pymupdf
 import qrcode
 from PIL import Image, ImageFilter
 
-from extraction.acta.layout_draw import draw_layout
-from extraction.acta.layouts import LAYOUTS as LAYOUT_SPECS
-from extraction.acta.layouts import MEASURE_LAYOUTS, TUNE_LAYOUTS, Layout
-from extraction.acta.pen import Pen, signatures
-from extraction.acta.qr import ActaTruth, format_qr_payload
-from extraction.doctypes.acta_layout import CANDIDATES, DIGIT_WORDS, ROWS
+from extraction.doctypes.acta.layout import CANDIDATES, DIGIT_WORDS, ROWS
+from extraction.doctypes.acta.qr import ActaTruth, format_qr_payload
+from sheetgen.layout_draw import draw_layout
+from sheetgen.layouts import LAYOUTS as LAYOUT_SPECS
+from sheetgen.layouts import MEASURE_LAYOUTS, TUNE_LAYOUTS, Layout
+from sheetgen.pen import Pen, signatures
 
 __all__ = ["ActaTruth", "GeneratedActa", "LAYOUTS", "MEASURE_LAYOUTS", "TUNE_LAYOUTS", "ERRORS", "generate_acta",
            "render_page", "render_scan", "spell_digits"]

@@ -1,10 +1,10 @@
 """Tally sheets in sampled layouts: every convention of the paper drawn per seed (pure).
 
-``generate_sampled(seed)`` draws the sheet's conventions (extraction/acta/conventions.py: how numbers are
+``generate_sampled(seed)`` draws the sheet's conventions (sheetgen/conventions.py: how numbers are
 printed, where the words go, how names, candidates and totals are ruled and placed, page, fills, rules,
-code, header numbers, signatures, stamps, font), lays the sheet out with them (extraction/acta/sampled_draw.py)
+code, header numbers, signatures, stamps, font), lays the sheet out with them (sheetgen/sampled_draw.py)
 and returns the PDF, what it prints, the conventions as drawn and the truth its QR code carries. The counts
-and the code come from the same draws as ``generate_acta`` (extraction/acta/generate.py), so a seed prints
+and the code come from the same draws as ``generate_acta`` (sheetgen/generate.py), so a seed prints
 the same votes in a fixed layout and in its sampled one. Sheets are clean: what is printed is the truth.
 
 ``scan_sampled(acta, seed=...)`` degrades page 1 as a scanner or a phone would, with parameters drawn from
@@ -20,8 +20,9 @@ from typing import Any
 
 import pymupdf
 
-from extraction.acta.conventions import Conventions, draw_conventions, draw_scan_conventions
-from extraction.acta.generate import (
+from extraction.doctypes.acta.layout import ROWS
+from sheetgen.conventions import Conventions, draw_conventions, draw_scan_conventions
+from sheetgen.generate import (
     _PLACES,
     DEFAULT_LAYOUTS,
     ActaTruth,
@@ -32,9 +33,8 @@ from extraction.acta.generate import (
     render_page,
     spell_digits,
 )
-from extraction.acta.sampled_draw import draw_sheet, page_size
-from extraction.acta.scans import degrade_scan
-from extraction.doctypes.acta_layout import ROWS
+from sheetgen.sampled_draw import draw_sheet, page_size
+from sheetgen.scans import degrade_scan
 
 __all__ = ["SampledActa", "generate_sampled", "scan_sampled"]
 

@@ -2,7 +2,7 @@
 
 Payload format of the published sheets: ``ACTAID!c1,c2,...,c38!N!X`` — the acta code (on the real sheets
 9 digits, a dot, 2 digits: ``050201001.01``; any digits-and-dots code is accepted here), the 38 party
-counts in sheet order (extraction.doctypes.acta_layout.ROWS), then two more counts. The format does not
+counts in sheet order (extraction.doctypes.acta.layout.ROWS), then two more counts. The format does not
 label the two trailing counts. Decision: the first, N, is the null votes (so the QR alone gives
 valid, null and total votes); the second, X, is kept as ``extra`` without a meaning — carried for
 scoring, used by no rule, and not printed on generated sheets.
@@ -18,7 +18,7 @@ from pathlib import Path
 import zxingcpp
 from PIL import Image, ImageDraw, ImageOps
 
-from extraction.doctypes.acta_layout import ROWS
+from extraction.doctypes.acta.layout import ROWS
 from extraction.ocr.blocks import BBox
 
 N_ROWS = len(ROWS)

@@ -8,7 +8,7 @@ from collections import defaultdict
 from typing import Any
 
 from extraction.answers import get_value
-from extraction.doctypes.acta_layout import PARTIES
+from extraction.doctypes.acta.layout import PARTIES
 from extraction.numbers import as_int, digit_word_runs, fold, parse_digit_words
 from extraction.ocr.blocks import BlockType, OcrBlock
 from extraction.ocr.layout import visual_rows
@@ -20,7 +20,7 @@ from extraction.validation import required_fields_rule
 from extraction.violations import RuleContext, Violation
 
 # The acta code as the real sheets print it (Venezuela 2024, published with their decoded QR codes;
-# ../shared/DESIGN.md, acta): 9 digits, a dot, 2 digits, e.g. 050201001.01 or 181103005.01.
+# docs/DESIGN.md, acta): 9 digits, a dot, 2 digits, e.g. 050201001.01 or 181103005.01.
 ACTA_ID_PATTERN = re.compile(r"^\d{9}\.\d{2}$")
 ACTA_ID_EXAMPLE = "050201001.01"
 
@@ -44,7 +44,7 @@ def _row_label(i: int, row: dict[str, Any]) -> str:
 def rows_layout(answer: dict[str, Any], ctx: RuleContext) -> list[Violation]:
     """The sheet has 38 party rows in a fixed order.
 
-    Source: ../shared/DESIGN.md, acta (the 38 rows in sheet and QR order, grouped by candidate)."""
+    Source: docs/DESIGN.md, acta (the 38 rows in sheet and QR order, grouped by candidate)."""
     rows = _rows(answer)
     if len(rows) != len(PARTIES):
         return [
@@ -150,7 +150,7 @@ def _digits_vs_words(
 def row_digits_words(answer: dict[str, Any], ctx: RuleContext) -> list[Violation]:
     """Each row's digits and its digit words state the same number.
 
-    Source: ../shared/DESIGN.md, acta (each row prints its votes in digits and spelled digit by digit)."""
+    Source: docs/DESIGN.md, acta (each row prints its votes in digits and spelled digit by digit)."""
     out = []
     for i, row in enumerate(_rows(answer)):
         v = _digits_vs_words(
@@ -168,7 +168,7 @@ def row_digits_words(answer: dict[str, Any], ctx: RuleContext) -> list[Violation
 def total_digits_words(answer: dict[str, Any], ctx: RuleContext) -> list[Violation]:
     """Each total's digits and its digit words state the same number.
 
-    Source: ../shared/DESIGN.md, acta (counts are printed in digits and in digit words)."""
+    Source: docs/DESIGN.md, acta (counts are printed in digits and in digit words)."""
     out = []
     for key, label in TOTALS:
         v = _digits_vs_words("total_digits_words_mismatch", label, key, f"{key}_words", answer)
@@ -178,7 +178,7 @@ def total_digits_words(answer: dict[str, Any], ctx: RuleContext) -> list[Violati
 
 
 def sum_valid_votes(answer: dict[str, Any], ctx: RuleContext) -> list[Violation]:
-    """Party votes add up to the valid votes. Source: ../shared/DESIGN.md, acta rules; arithmetic."""
+    """Party votes add up to the valid votes. Source: docs/DESIGN.md, acta rules; arithmetic."""
     rows = _rows(answer)
     votes = [as_int(get_value(answer, f"rows[{i}].votes")) for i in range(len(rows))]
     valid = as_int(get_value(answer, "valid_votes"))
@@ -219,7 +219,7 @@ def acta_id_format(answer: dict[str, Any], ctx: RuleContext) -> list[Violation]:
     """The acta code is 9 digits, a dot and 2 digits (050201001.01).
 
     Source: the real sheets of Venezuela 2024 as published with their decoded QR codes
-    (../shared/DESIGN.md, acta: "050201001.01, 181103005.01"). Only the code's form is checked; the label
+    (docs/DESIGN.md, acta: "050201001.01, 181103005.01"). Only the code's form is checked; the label
     printed before it varies between sheets and is not part of it."""
     value = get_value(answer, "acta_id")
     if value is None or (isinstance(value, str) and not value.strip()):
@@ -408,7 +408,7 @@ def _other_party(own: list[str], found: list, index: Any, ctx: RuleContext) -> s
 def row_proof_party(answer: dict[str, Any], ctx: RuleContext) -> list[Violation]:
     """A row's proof must not be another party's row: a line naming another party and not this one.
 
-    Source: ../shared/DESIGN.md, acta (the seed study's vote moved between two parties of one candidate);
+    Source: docs/DESIGN.md, acta (the seed study's vote moved between two parties of one candidate);
     the party names are the 38 of DESIGN.md, not any layout's."""
     if ctx.prompt is None:
         return []

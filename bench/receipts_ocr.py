@@ -1,0 +1,266 @@
+"""OCR quality on real scanned receipts: line recall and character error rate per local engine.
+
+Run from the project root:
+    .venv/bin/python bench/receipts_ocr.py [--engines rapidocr,tesseract] [--limit N] [--jobs N]
+
+Inputs: the 80 scanned receipts of ../shared/data/receipts (see its README.md), each `receipt-NNN.jpg` with
+`receipt-NNN.lines.csv`: every printed line as a person transcribed it, with its box in the JPEG's pixels.
+Each receipt is read the production way: rendered (extraction.render), then the engine's `read`.
+
+Metrics, per engine over every transcribed line of every receipt read:
+- Matching, by geometry only: an OCR LINE block (its bbox, fractions of the page, times the JPEG's pixel size)
+  corresponds to a transcribed line (the rectangle around its four corners) when their vertical overlap is at
+  least half the smaller of the two heights and their horizontal overlap is more than zero. Every OCR line that
+  corresponds counts, so a line the engine split is read whole: its pieces joined left to right with a space.
+  One OCR line may correspond to several transcribed lines (the engine joined what the person split): each of
+  them is then compared with the whole OCR line, and the extra words count as errors.
+- The text read at a transcribed line: those OCR lines' text, or "" where none corresponds.
+- A line's distance: Levenshtein distance (rapidfuzz) between the transcription and the text read there, both
+  with runs of whitespace collapsed to one space and stripped; case-sensitive; a line's CER is that over the
+  transcription's length (above 1 when the engine read more than is there).
+- CER = sum of distances / sum of transcription lengths: a line not read at all counts all its characters wrong.
+- Line recall = share of transcribed lines with CER <= 0.2 (CLOSE); exact lines = share with CER 0.
+- The table is printed twice: case-sensitive, and with both sides upper-cased, because the transcriptions are
+  all in capitals (none of the 4,520 lines holds a lower-case letter) where the receipts print "Total Incl." too.
+- s/page: CPU seconds of the OCR call (`read`) per receipt, every thread of the process and its children
+  (tesseract runs as a child process), model loading and rendering excluded. CPU, not wall, because the bench
+  shares its cores with other jobs; the mean wall time is printed below the tables.
+OCR results (pages and timings) are cached per (engine, receipt, JPEG bytes, OCR code) under
+var/bench/receipts_ocr/, so reruns cost only the scoring; the timings shown are then those of the run that read.
+Prints markdown tables on stdout.
+"""
+
+from __future__ import annotations
+
+import argparse
+import hashlib
+import pickle
+import re
+import resource
+import sys
+import tempfile
+import time
+from concurrent.futures import ProcessPoolExecutor
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from PIL import Image
+from rapidfuzz.distance import Levenshtein
+
+ROOT = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(ROOT))  # runnable as a plain script from anywhere
+
+from extraction.ocr.blocks import BlockType, OcrPage  # noqa: E402
+
+RECEIPTS = ROOT.parent / "shared" / "data" / "receipts"
+CACHE = ROOT / "var" / "bench" / "receipts_ocr"
+# A line within a fifth of its characters of the transcription is one a reader (or a fuzzy match against an
+# expected value) still recognises; a stricter bar would count a lost comma as a line not found.
+CLOSE = 0.2
+# The registry's local engines that read images: "pdf-text" reads only a PDF's text layer, "auto" reads an image
+# with rapidocr (it would repeat that row) and "textract" is a cloud service. rapidocr runs on OpenVINO by
+# default; its other runtime, onnxruntime (the fallback where OpenVINO cannot load), is measured beside it.
+# Tesseract's adapter already runs it with OMP_THREAD_LIMIT=1 (its OpenMP threads only slow parallel workers).
+ENGINES: dict[str, tuple[str, dict[str, Any]]] = {
+    "rapidocr": ("rapidocr", {}),
+    "rapidocr-onnxruntime": ("rapidocr", {"runtime": "onnxruntime"}),
+    "tesseract": ("tesseract", {}),
+}
+# Cached pages are keyed by the code that produced them too: a change to rendering or OCR reads again.
+OCR_CODE = b"".join(p.read_bytes() for p in sorted([ROOT / "extraction" / "render.py",
+                                                     *(ROOT / "extraction" / "ocr").glob("*.py")]))
+
+
+# ------------------------------------------------------------------------------------------------ metrics (pure)
+
+
+@dataclass(frozen=True)
+class Box:
+    """left, top, right, bottom in the image's pixels."""
+
+    left: float
+    top: float
+    right: float
+    bottom: float
+
+
+@dataclass(frozen=True)
+class Line:
+    box: Box
+    text: str
+
+
+@dataclass
+class Score:
+    lines: int = 0
+    close: int = 0  # CER <= CLOSE
+    exact: int = 0
+    distance: int = 0
+    chars: int = 0
+    joined: int = 0  # transcribed lines whose OCR line also covers another transcribed line (engine joined them)
+
+    def add(self, other: Score) -> None:
+        for name in ("lines", "close", "exact", "distance", "chars", "joined"):
+            setattr(self, name, getattr(self, name) + getattr(other, name))
+
+    @property
+    def cer(self) -> float:
+        return self.distance / self.chars if self.chars else 0.0
+
+
+def parse_truth(text: str) -> list[Line]:
+    """The rows of a lines.csv: eight corner coordinates, then the text (which may hold commas)."""
+    lines = []
+    for row in text.splitlines():
+        if not row.strip():
+            continue
+        *corners, words = row.split(",", 8)
+        xs, ys = [float(v) for v in corners[0::2]], [float(v) for v in corners[1::2]]
+        lines.append(Line(Box(min(xs), min(ys), max(xs), max(ys)), words))
+    return lines
+
+
+def ocr_lines(page: OcrPage, width: int, height: int) -> list[Line]:
+    """The page's LINE blocks with their boxes in pixels of a `width` x `height` image."""
+    return [Line(Box(b.bbox.left * width, b.bbox.top * height, b.bbox.right * width, b.bbox.bottom * height), b.text)
+            for b in page.blocks if b.type == BlockType.LINE]
+
+
+def corresponds(a: Box, b: Box) -> bool:
+    vertical = min(a.bottom, b.bottom) - max(a.top, b.top)
+    horizontal = min(a.right, b.right) - max(a.left, b.left)
+    return horizontal > 0 and vertical >= min(a.bottom - a.top, b.bottom - b.top) / 2
+
+
+def collapse(text: str) -> str:
+    return re.sub(r"\s+", " ", text).strip()
+
+
+def read_at(truth: Line, read: list[Line]) -> str:
+    """What the engine read where `truth` is printed: every corresponding OCR line, left to right."""
+    found = sorted((line for line in read if corresponds(truth.box, line.box)), key=lambda line: line.box.left)
+    return " ".join(line.text for line in found)
+
+
+def score_page(truth: list[Line], read: list[Line], *, fold: bool = False) -> Score:
+    """`fold`: compare upper-cased (the transcriptions are all capitals, where receipts print lower case too)."""
+    covers = [sum(corresponds(line.box, r.box) for line in truth) for r in read]  # transcribed lines per OCR line
+    score = Score()
+    for line in truth:
+        expected, got = collapse(line.text), collapse(read_at(line, read))
+        if fold:
+            expected, got = expected.upper(), got.upper()
+        distance = Levenshtein.distance(expected, got)
+        score.lines += 1
+        score.chars += len(expected)
+        score.distance += distance
+        score.exact += distance == 0
+        score.close += distance <= CLOSE * len(expected)
+        score.joined += any(n > 1 for n, r in zip(covers, read, strict=True) if corresponds(line.box, r.box))
+    return score
+
+
+# ------------------------------------------------------------------------------------------------ reading
+
+
+def _cpu() -> float:
+    own, kids = resource.getrusage(resource.RUSAGE_SELF), resource.getrusage(resource.RUSAGE_CHILDREN)
+    return own.ru_utime + own.ru_stime + kids.ru_utime + kids.ru_stime
+
+
+def read_receipt(engine_name: str, jpg: Path) -> tuple[OcrPage, float, float, bool]:
+    """(page, CPU s, wall s, from the cache) of one receipt read by one engine, the way bench/unseen_layouts.py
+    reads a sheet: rendered, then the engine's `read`. Cached on disk."""
+    from extraction import render
+    from extraction.ocr.blocks import SourceDocument
+    from extraction.ocr.registry import get_engine
+
+    name, options = ENGINES[engine_name]
+    data = jpg.read_bytes()
+    key = hashlib.sha256(repr((name, sorted(options.items()))).encode() + data + OCR_CODE).hexdigest()[:16]
+    path = CACHE / f"{engine_name}-{jpg.stem}-{key}.pkl"
+    if path.exists():
+        page, cpu, wall = pickle.loads(path.read_bytes())  # noqa: S301 - a cache this bench wrote itself
+        return page, cpu, wall, True
+    engine = get_engine(name, **options)
+    if hasattr(engine, "_engine"):
+        engine._engine()  # noqa: SLF001 - model loading (once per process) is not a page's time
+    with tempfile.TemporaryDirectory(prefix="receipts-ocr-") as tmp:
+        [rendered] = render.render_document(source=jpg, kind="image", out_dir=Path(tmp), dpi=150)
+        with Image.open(jpg) as image:  # the transcription's pixels are the JPEG's: the page must be that size
+            if image.size != (rendered.width, rendered.height):
+                raise RuntimeError(f"{jpg.name}: rendered {rendered.width}x{rendered.height}, JPEG {image.size}")
+        wall, cpu = time.perf_counter(), _cpu()
+        [page] = engine.read(SourceDocument(path=jpg, kind="image", pages=[rendered.as_page_image()]))
+        wall, cpu = time.perf_counter() - wall, _cpu() - cpu
+    CACHE.mkdir(parents=True, exist_ok=True)
+    path.write_bytes(pickle.dumps((page, cpu, wall)))
+    return page, cpu, wall, False
+
+
+def _task(job: tuple[str, Path]) -> tuple[Score, Score, float, float, bool]:
+    """(score, case-folded score, CPU s, wall s, from the cache) of one receipt read by one engine."""
+    engine_name, jpg = job
+    page, cpu, wall, cached = read_receipt(engine_name, jpg)
+    with Image.open(jpg) as image:
+        width, height = image.size
+    truth = parse_truth(jpg.with_suffix(".lines.csv").read_text(encoding="utf-8-sig"))
+    read = ocr_lines(page, width, height)
+    return score_page(truth, read), score_page(truth, read, fold=True), cpu, wall, cached
+
+
+def main() -> int:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--engines", default=",".join(ENGINES), help=f"comma-separated, of: {', '.join(ENGINES)}")
+    parser.add_argument("--limit", type=int, default=0, help="the first N receipts only (default: all)")
+    parser.add_argument("--jobs", type=int, default=2, help="processes for OCR not yet cached")
+    args = parser.parse_args()
+    if not RECEIPTS.is_dir():
+        print(f"no receipts at {RECEIPTS}: this bench needs the shared data beside the project (../shared)",
+              file=sys.stderr)
+        return 2
+    engines = [e for e in args.engines.split(",") if e]
+    unknown = [e for e in engines if e not in ENGINES]
+    if unknown:
+        parser.error(f"unknown engines {unknown}; known: {list(ENGINES)}")
+    report(engines, sorted(RECEIPTS.glob("receipt-*.jpg"))[: args.limit or None], jobs=args.jobs)
+    return 0
+
+
+def report(engines: list[str], jpgs: list[Path], *, jobs: int = 2) -> None:
+    """Read `jpgs` with each engine (cached) and print the tables; bench/receipts.py prints them too."""
+    from extraction.ocr.tesseract import tesseract_available
+
+    if "tesseract" in engines and not tesseract_available():
+        print("tesseract is not installed: not measured", file=sys.stderr)
+        engines = [e for e in engines if e != "tesseract"]
+    pending = [(e, jpg) for e in engines for jpg in jpgs]
+    started = time.monotonic()
+    with ProcessPoolExecutor(max_workers=max(1, jobs)) as pool:
+        results = list(pool.map(_task, pending))
+    elapsed = time.monotonic() - started
+    per = {e: [r for (name, _), r in zip(pending, results, strict=True) if name == e] for e in engines}
+
+    print(f"\n{len(jpgs)} receipts of {RECEIPTS}; {sum(not r[4] for r in results)} readings now, "
+          f"{sum(r[4] for r in results)} from the cache; {elapsed:.0f} s wall.")
+    for title, which in (("Case-sensitive, as specified", 0),
+                         ("Upper-cased on both sides: the transcriptions are all capitals, the receipts are not", 1)):
+        print(f"\n{title}:\n")
+        print(f"| engine | receipts | lines | line recall (CER ≤ {CLOSE}) | exact lines | CER | s/page (CPU) |")
+        print("|---|---:|---:|---:|---:|---:|---:|")
+        for engine, mine in per.items():
+            total = Score()
+            for r in mine:
+                total.add(r[which])
+            print(f"| {engine} | {len(mine)} | {total.lines} | {total.close / total.lines:.1%} | "
+                  f"{total.exact / total.lines:.1%} | {total.cer:.1%} | {sum(r[2] for r in mine) / len(mine):.2f} |")
+    print()
+    for engine, mine in per.items():
+        joined = sum(r[0].joined for r in mine)
+        print(f"- {engine}: {sum(r[3] for r in mine) / len(mine):.2f} s wall/page; {joined} transcribed lines read "
+              f"within an OCR line that covers another transcribed line too")
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())

@@ -1,0 +1,79 @@
+"""Reads of the document types admins define in the app, and of every type for choices."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from django.db.models import OuterRef, Subquery
+
+from extraction.doctypes.base import DocumentType
+from extraction.doctypes.registry import DOCTYPE_CHOICES, doctype_from_data, get_doctype
+from extraction.models import Batch, DocTypeVersion, Extraction
+
+__all__ = ["RULE_LABELS_CACHE", "batch_doctype", "doctype_choices", "doctype_definition",
+           "doctype_latest_versions", "doctype_rule_labels", "doctype_version_get", "doctype_versions",
+           "extraction_doctype"]
+
+
+def doctype_definition(name: str, version: int | None) -> tuple[dict[str, Any], int] | None:
+    """A defined type's data and version number (the newest when `version` is None); None if there is none.
+    The registry's lookup (extraction/doctypes/registry.set_defined_lookup)."""
+    rows = DocTypeVersion.objects.filter(name=name)
+    if version is not None:
+        rows = rows.filter(version=version)
+    row = rows.order_by("-version").values_list("definition", "version").first()
+    return (row[0], row[1]) if row else None
+
+
+def doctype_version_get(*, name: str, version: int | None = None) -> DocTypeVersion | None:
+    rows = DocTypeVersion.objects.filter(name=name)
+    if version is not None:
+        rows = rows.filter(version=version)
+    return rows.order_by("-version").first()
+
+
+def doctype_latest_versions() -> list[DocTypeVersion]:
+    """The newest version of every defined type, by name."""
+    newest = DocTypeVersion.objects.filter(name=OuterRef("name")).order_by("-version").values("version")[:1]
+    return list(DocTypeVersion.objects.filter(version=Subquery(newest)).select_related("created_by").order_by("name"))
+
+
+def doctype_versions(*, name: str) -> list[DocTypeVersion]:
+    return list(DocTypeVersion.objects.filter(name=name).select_related("created_by").order_by("-version"))
+
+
+def doctype_choices() -> list[tuple[str, str]]:
+    """(name, label) of every type a batch can be uploaded under: coded and shipped ones, then the newest
+    version of each defined one."""
+    defined = [(v.name, f"{v.label} (defined, v{v.version})") for v in doctype_latest_versions()]
+    return [*DOCTYPE_CHOICES, *defined]
+
+
+RULE_LABELS_CACHE = "doctype-rule-labels"
+
+
+def doctype_rule_labels() -> dict[str, str]:
+    """Rule codes in words from the newest version of each type defined in the app (cached until a version
+    is saved). The coded and shipped types' own are `registry.rule_labels()`."""
+    from django.core.cache import cache
+
+    def build() -> dict[str, str]:
+        return {r.get("code", ""): r.get("label", "") for v in doctype_latest_versions()
+                for r in v.definition.get("rules") or []}
+
+    return cache.get_or_set(RULE_LABELS_CACHE, build, 300)
+
+
+def batch_doctype(*, batch: Batch, version: int | None = None) -> DocumentType:
+    """The type a batch's documents are read as: a trial's draft, else its type at `version` (a re-run's),
+    the batch's own version, or the newest."""
+    if batch.trial:
+        return doctype_from_data(batch.settings["definition"])
+    return get_doctype(batch.doctype, version or batch.doctype_version)
+
+
+def extraction_doctype(*, extraction: Extraction, batch: Batch) -> DocumentType:
+    """The type an extraction ran under, so that past results are judged as they were read."""
+    if batch.trial:
+        return doctype_from_data(batch.settings["definition"])
+    return get_doctype(extraction.doctype or batch.doctype, extraction.doctype_version)
