@@ -38,7 +38,11 @@ def cite(lines: list[tuple[int, str]], printed: str) -> list[dict[str, Any]]:
     if whole is not None:
         return [{"type": "LINE", "id": whole}]
     parts = [n for n, text in lines if len(_squash(text)) >= 4
-             and (_squash(text) in want or len(_squash(text)) >= 8 and fuzz.partial_ratio(_squash(text), want) >= 92)]
+             and (_squash(text) in want or len(_squash(text)) >= 8 and fuzz.partial_ratio(_squash(text), want) >= 85)]
+    # a short piece the OCR set on a line of its own ('FY' before 'EAGLE ENTERPRISE') belongs with its neighbour
+    ids = set(parts)
+    parts += [n for n, text in lines if n not in ids and 0 < len(_squash(text)) < 4
+              and want.startswith(_squash(text)) and n + 1 in ids]
     return [{"type": "LINE", "id": n} for n in parts]
 
 

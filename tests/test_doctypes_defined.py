@@ -201,3 +201,13 @@ def test_a_defined_rules_label_names_it_in_the_queue_and_filters(users, llm_env,
     _batch(users["admin"], tmp_path, "02/03/2019")
     queue = client_as("reviewer").get("/queue/")
     assert "Older than the policy allows" in queue.text
+
+
+def test_an_admins_older_trials_are_deleted_with_their_files(client_as, llm_env):
+    llm_env.always(reads_receipts)
+    client = client_as("admin")
+    for i in range(5):
+        sample = SimpleUploadedFile(f"t{i}.pdf", receipt("06/05/2024"), content_type="application/pdf")
+        client.post("/types/new/", {**post_form(), "action": "try", "sample": sample, "ocr_engine": "pdf-text"})
+    kept = Batch.objects.filter(trial=True).order_by("id")
+    assert [b.documents.get().filename for b in kept] == ["t2.pdf", "t3.pdf", "t4.pdf"]

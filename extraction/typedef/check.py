@@ -54,6 +54,8 @@ def _problems(spec: TypeSpec) -> list[str]:
     out: list[str] = []
     keys = [f.key for f in spec.fields] + [t.key for t in spec.tables]
     out += [f"the key {k!r} is used twice" for k in sorted({k for k in keys if keys.count(k) > 1})]
+    out += [f"the key {k!r} is a name the answer's schema keeps for itself; choose another"
+            for k in sorted({*keys, *(c.key for t in spec.tables for c in t.columns)}) if _reserved_key(k)]
     for t in spec.tables:
         cols = [c.key for c in t.columns]
         out += [f"table {t.key!r}: the column {k!r} is used twice" for k in sorted({k for k in cols if cols.count(k) > 1})]
@@ -66,6 +68,11 @@ def _problems(spec: TypeSpec) -> list[str]:
         out += [f"rule {rule.code!r}: {p}" for p in _rule_problems(rule, spec)]
     out += _circles(spec)
     return out
+
+
+def _reserved_key(key: str) -> bool:
+    """A key the answer's pydantic model cannot take as a field ('json', 'copy', 'model_dump', ...)."""
+    return key.startswith("model_") or hasattr(pydantic.BaseModel, key)
 
 
 def _field_problems(f: FieldSpec) -> list[str]:

@@ -23,6 +23,9 @@ from extraction.typedef.spec import FIELD_KINDS, RULE_KINDS
 from reviewer.access import role_required
 from reviewer.presenters.doctype_form import data_from_post, rows_from_data
 from reviewer.roles import ADMIN
+from reviewer.services.deletion import DeletionError, batch_delete
+
+KEPT_TRIALS = 3  # an admin's newest trials, kept to compare drafts on the desk
 
 
 def get_trial(request: HttpRequest, batch_id: int) -> Batch:
@@ -107,8 +110,20 @@ def _try(request: HttpRequest, data: dict) -> Document | None:
         with path.open("wb") as out:
             for chunk in upload.chunks():
                 out.write(chunk)
-        return doctype_trial_run(data=data, file=IncomingFile(upload.name, path),
-                                 ocr_engine=request.POST.get("ocr_engine") or "auto", user=request.user)
+        document = doctype_trial_run(data=data, file=IncomingFile(upload.name, path),
+                                     ocr_engine=request.POST.get("ocr_engine") or "auto", user=request.user)
+    _forget_old_trials(request.user)
+    return document
+
+
+def _forget_old_trials(user) -> None:
+    """An admin's trials beyond their newest few are deleted with their files: a trial is a draft's scratch."""
+    old = Batch.objects.filter(trial=True, created_by=user).order_by("-created_at", "-id")[KEPT_TRIALS:]
+    for batch in old:
+        try:
+            batch_delete(batch_id=batch.id, confirm_name=batch.name, user=user, reason="an older trial of a draft type")
+        except DeletionError:
+            continue  # still being read: the next trial deletes it
 
 
 def _preview(data: dict) -> dict | None:

@@ -181,6 +181,8 @@ def test_a_field_defined_through_itself_is_refused():
     (lambda d: d["fields"].append({"key": "kind", "label": "Kind", "kind": "choice"}), "needs its list of choices"),
     (lambda d: d["fields"].append({"key": "ref", "label": "Ref", "kind": "code"}), "needs the pattern"),
     (lambda d: d.update(name="Bad Name"), "name: String should match pattern"),
+    (lambda d: d["fields"].append({"key": "json", "label": "J"}), "keeps for itself"),
+    (lambda d: d["tables"][0]["columns"].append({"key": "model_fields", "label": "M"}), "keeps for itself"),
     (lambda d: d["rules"].append({"code": "p", "label": "P", "kind": "pattern", "field": "number",
                                   "pattern": "B", "message": "m"}), "say where the pattern comes from"),
 ])
