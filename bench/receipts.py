@@ -54,9 +54,7 @@ import random
 import re
 import sys
 import time
-import traceback
 from collections import Counter, defaultdict
-from collections.abc import Callable
 from concurrent.futures import ProcessPoolExecutor
 from dataclasses import dataclass, field
 from datetime import date, timedelta
@@ -64,7 +62,6 @@ from decimal import Decimal
 from pathlib import Path
 from typing import Any
 
-from bpe_openai import get_encoding
 from PIL import Image
 from rapidfuzz import fuzz
 
@@ -74,6 +71,7 @@ sys.path.insert(0, str(ROOT / "bench"))
 
 from receipts_ocr import ENGINES, RECEIPTS, Box, Line, ocr_lines, parse_truth, read_at, read_receipt  # noqa: E402
 from receipts_ocr import report as ocr_report  # noqa: E402
+from retry_cost import metered  # noqa: E402
 
 from extraction.answers import get_field  # noqa: E402
 from extraction.dates import parse_date  # noqa: E402
@@ -85,15 +83,14 @@ from extraction.ocr.blocks import BlockType, OcrPage  # noqa: E402
 from extraction.proofs import resolve_path  # noqa: E402
 from extraction.reading import Reading, read_pages  # noqa: E402
 from tests import acta_answers as aa  # noqa: E402
-from tests.acta_models import CONFUSIONS  # noqa: E402
+from tests.acta_models import CONFUSIONS, scripted_reply  # noqa: E402
 from tests.defined_answers import printed_answer, prompt_lines  # noqa: E402
-from tests.llm_server import SCRIPTED_MODEL, Reply, ScriptedLLMServer, openai_error_body, reply_json, reply_status  # noqa: E402
+from tests.llm_server import SCRIPTED_MODEL, Reply, ScriptedLLMServer, openai_error_body, reply_status  # noqa: E402
 
 FIELDS = ("company", "date", "address", "total")
 KINDS = {"total_digit": "total", "date_shifted": "date", "company_swapped": "company"}  # kind -> field it errs on
 MODELS = ("right", *(f"{k}:{b}" for k in KINDS for b in ("fixes", "keeps")))
 USAGE = (1500, 200)
-ENC = get_encoding("o200k_base")  # as bench/retry_cost.py counts
 
 
 # ------------------------------------------------------------------------------------------------ truth (pure)
@@ -247,20 +244,15 @@ class ReceiptModel:
         self.answers: list[dict[str, Any]] = []
 
     def step(self, body: dict[str, Any]) -> Reply:
-        try:
+        def answer() -> dict[str, Any]:
             self.round += 1
             if self.correct is None:
                 self.correct = right_answer(body, self.truth)
                 self.wrong = self._inject(self.correct) if self.kind in KINDS else None
                 self.injected = self.wrong is not None
-            answer = self._answer(body)
-            fields = aa.patch_fields(body) if self.answers else None
-            # from round 2 a careful model sends only the changes it was asked for, as the request says
-            reply = aa.as_patch(answer, self.answers[-1], fields) if fields is not None else answer
-        except Exception:  # a bug in the script shows on the receipt instead of a dropped connection
-            return reply_status(400, openai_error_body(f"scripted model failed: {traceback.format_exc()}"))
-        self.answers.append(answer)
-        return reply_json(reply, usage=USAGE)
+            return self._answer(body)
+
+        return scripted_reply(body, self.answers, answer, usage=USAGE)
 
     def _answer(self, body: dict[str, Any]) -> dict[str, Any]:
         if self.wrong is None:
@@ -287,23 +279,6 @@ class ReceiptModel:
             value = company_swapped(right, self.companies, self.rng)
             self.site = f"as {value!r}"
         return {**correct, key: {"value": value, "proof": correct[key]["proof"]}}
-
-
-def metered(step: Callable[[dict], Reply], rounds: list) -> Callable[[dict], Reply]:
-    """bench/unseen_layouts.py's metering for text input: each request's prompt tokens (messages, 4 a message, and
-    the schema) and its reply's completion tokens, into the last list of `rounds`. Not imported: unseen_layouts
-    and retry_cost load the acta sheet generator, which these receipts do not need."""
-
-    def count(body: dict) -> Reply:
-        reply = step(body)
-        prompt = sum(len(ENC.encode(str(m.get("content") or ""))) + 4 for m in body.get("messages", []))
-        schema = body.get("response_format")
-        prompt += len(ENC.encode(json.dumps(schema, separators=(",", ":")))) if schema else 0
-        content = reply.body["choices"][0]["message"]["content"] if reply.status == 200 else ""
-        rounds[-1].append((prompt, len(ENC.encode(content or ""))))
-        return reply
-
-    return count
 
 
 # ------------------------------------------------------------------------------------------------ judging

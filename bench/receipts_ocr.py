@@ -244,7 +244,7 @@ def report(engines: list[str], jpgs: list[Path], *, jobs: int = 2) -> None:
 
     print(f"\n{len(jpgs)} receipts of {RECEIPTS}; {sum(not r[4] for r in results)} readings now, "
           f"{sum(r[4] for r in results)} from the cache; {elapsed:.0f} s wall.")
-    for title, which in (("Case-sensitive, as specified", 0),
+    for title, which in (("Case-sensitive", 0),
                          ("Upper-cased on both sides: the transcriptions are all capitals, the receipts are not", 1)):
         print(f"\n{title}:\n")
         print(f"| engine | receipts | lines | line recall (CER ≤ {CLOSE}) | exact lines | CER | s/page (CPU) |")

@@ -32,6 +32,7 @@ import pickle
 import sys
 import tempfile
 from collections import defaultdict
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -94,6 +95,20 @@ def prompt_tokens(body: dict[str, Any]) -> tuple[int, int]:
                 total += image_tokens(part["image_url"]["url"])
     schema = body.get("response_format")
     return total, tokens(json.dumps(schema, separators=(",", ":"))) if schema else 0
+
+
+def metered(step: Callable[[dict], Reply], rounds: list) -> Callable[[dict], Reply]:
+    """The server's step, counting each request's prompt tokens and its reply's completion tokens into the
+    last list of `rounds` (one list per reading)."""
+
+    def count(body: dict) -> Reply:
+        reply = step(body)
+        text, schema = prompt_tokens(body)
+        content = reply.body["choices"][0]["message"]["content"] if reply.status == 200 else ""
+        rounds[-1].append((text + schema, tokens(content or "")))
+        return reply
+
+    return count
 
 
 # ---------------------------------------------------------------- documents

@@ -39,7 +39,6 @@ import sys
 import tempfile
 import time
 from collections import Counter, defaultdict
-from collections.abc import Callable
 from concurrent.futures import ProcessPoolExecutor
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -48,7 +47,7 @@ ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))  # runnable as a plain script from anywhere
 sys.path.insert(0, str(ROOT / "bench"))
 
-from retry_cost import prompt_tokens, tokens  # noqa: E402
+from retry_cost import metered  # noqa: E402
 
 from extraction import render  # noqa: E402
 from extraction.doctypes.registry import get_doctype  # noqa: E402
@@ -62,7 +61,7 @@ from sheetgen.layouts import LAYOUTS, TUNE_LAYOUTS  # noqa: E402
 from sheetgen.sampled import generate_sampled, scan_sampled  # noqa: E402
 from sheetgen.scans import scan_image  # noqa: E402
 from tests.acta_models import ERRING, MODELS, ActaModel, is_all_zero, model_step, wrong_fields  # noqa: E402
-from tests.llm_server import SCRIPTED_MODEL, Reply, ScriptedLLMServer  # noqa: E402
+from tests.llm_server import SCRIPTED_MODEL, ScriptedLLMServer  # noqa: E402
 
 CACHE = ROOT / "var" / "bench" / "unseen_layouts"
 FIRST_SEED = 5000
@@ -161,20 +160,6 @@ class Tally:
         self.clean_rules.update(other.clean_rules)
         self.rounds += other.rounds
         self.failed += other.failed
-
-
-def metered(step: Callable[[dict], Reply], rounds: list) -> Callable[[dict], Reply]:
-    """The server's step, counting each request's prompt tokens and its reply's completion tokens into the
-    last list of `rounds` (one list per reading)."""
-
-    def count(body: dict) -> Reply:
-        reply = step(body)
-        text, schema = prompt_tokens(body)
-        content = reply.body["choices"][0]["message"]["content"] if reply.status == 200 else ""
-        rounds[-1].append((text + schema, tokens(content or "")))
-        return reply
-
-    return count
 
 
 def run_doc(doc: Doc, pages: list[OcrPage], printed: dict, server: ScriptedLLMServer, current: list,

@@ -43,6 +43,21 @@ CONFUSIONS = {"5": "6", "6": "5", "1": "7", "7": "1", "3": "8", "8": "3", "0": "
 USAGE = (1500, 900)
 
 
+def scripted_reply(body: dict[str, Any], answers: list[dict[str, Any]], answer: Callable[[], dict[str, Any]], *,
+                   usage: tuple[int, int]) -> Reply:
+    """A scripted model's reply to one request: `answer()` is this round's whole answer, kept in `answers`; from
+    round 2 a careful model sends only the changes it was asked for, as the request says. A bug in the script
+    shows on the document (a 400 with its traceback) instead of a dropped connection."""
+    try:
+        whole = answer()
+        fields = aa.patch_fields(body) if answers else None
+        reply = aa.as_patch(whole, answers[-1], fields) if fields is not None else whole
+    except Exception:
+        return reply_status(400, openai_error_body(f"scripted model failed: {traceback.format_exc()}"))
+    answers.append(whole)
+    return reply_json(reply, usage=usage)
+
+
 def _told(feedback: str, path: str) -> bool:
     """Whether the feedback names this field (not as the prefix of another: rows[1] is not rows[12])."""
     return re.search(re.escape(path) + r"(?![\w\[])", feedback) is not None
@@ -75,18 +90,13 @@ class ActaModel:
     # ---------------------------------------------------------------- the server's step
 
     def step(self, body: dict[str, Any]) -> Reply:
-        try:
+        def answer() -> dict[str, Any]:
             self.round += 1
             if self._correct is None:
                 self._correct = aa.correct_answer(aa.data_section(body), self.printed, strict=False)
-            answer = self.answer(self._correct, aa.feedback_of(body))
-            fields = aa.patch_fields(body) if self.answers else None
-            # from round 2 a careful model sends only the changes it was asked for, as the request says
-            reply = aa.as_patch(answer, self.answers[-1], fields) if fields is not None else answer
-        except Exception:  # a bug in the script shows on the document instead of a dropped connection
-            return reply_status(400, openai_error_body(f"scripted model failed: {traceback.format_exc()}"))
-        self.answers.append(answer)
-        return reply_json(reply, usage=USAGE)
+            return self.answer(self._correct, aa.feedback_of(body))
+
+        return scripted_reply(body, self.answers, answer, usage=USAGE)
 
     def answer(self, correct: dict[str, Any], feedback: str) -> dict[str, Any]:
         if self.kind == "right":

@@ -37,6 +37,7 @@ def register(doctype: DocumentType) -> DocumentType:
         raise ValueError(f"document type {doctype.name!r} is already registered")
     _REGISTRY[doctype.name] = doctype
     DOCTYPE_CHOICES[:] = [(d.name, d.label) for d in _REGISTRY.values()]
+    _RULE_LABELS.update(doctype.rule_labels)
     return doctype
 
 
@@ -80,12 +81,14 @@ def all_doctypes() -> list[DocumentType]:
 
 
 def rule_labels() -> dict[str, str]:
-    """The rule codes of every coded and shipped type, in words."""
-    return {code: label for d in _REGISTRY.values() for code, label in d.rule_labels.items()}
+    """The rule codes of every coded and shipped type, in words (kept as types register: every label of the
+    queue and the desk reads it)."""
+    return _RULE_LABELS
 
 
-# (name, label) pairs for Django `choices`; kept in step with the registry.
+# (name, label) pairs for Django `choices`, and the types' rule codes in words; kept in step with the registry.
 DOCTYPE_CHOICES: list[tuple[str, str]] = []
+_RULE_LABELS: dict[str, str] = {}
 
 for _doctype in BUILTIN:
     register(_doctype)

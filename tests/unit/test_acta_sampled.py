@@ -88,15 +88,11 @@ def test_it_draws_every_convention_value_over_the_first_two_hundred_seeds():
     assert extras == set(EXTRAS) and extras_counts == set(range(6))
 
 
-def test_continuous_conventions_stay_in_the_ranges_of_real_forms():
+def test_a_rules_width_is_that_of_its_kind():
     for seed in SEEDS:
         c = drawn(seed)
-        assert 1.1 <= c.comb_ratio <= 2.0 and 6.5 <= c.size <= 9.0
         assert {"thin": (0.25, 0.4), "normal": (0.6, 1.0), "missing": (0.0, 0.0)}[c.rules][0] <= c.rule_width
         assert c.rule_width <= {"thin": 0.4, "normal": 1.0, "missing": 0.0}[c.rules]
-        s = c.scan
-        assert 150 <= s.dpi <= 220 and 0 <= s.perspective <= 0.03 and abs(s.rotation) <= 3
-        assert 0.3 <= s.blur <= 1.5 and 2 <= s.grain <= 8 and 40 <= s.jpeg_quality <= 90
 
 
 def test_without_rules_no_comb_and_no_merged_group_column_is_recorded():
