@@ -95,17 +95,40 @@ def parse_date(text: Any) -> date | None:
 # an OCR engine ran into it where it lost the space ('5/3/201822:52:33': a year, then H:MM).
 _DATE_IN_WORD = re.compile(r"(?<!\d)(\d{1,4}[-/.]\d{1,2}[-/.]\d{1,4})(?!\d)")
 _DATE_BEFORE_TIME = re.compile(r"(?<!\d)(\d{1,2}[-/.]\d{1,2}[-/.](?:\d{4}|\d{2}))(?=\d{1,2}:\d{2})")
+# A numeric date an OCR engine ran into a number on one side ('#19536001/06/2018': a receipt number, then the
+# date). Where digits touch, only the widths of the date's fields say where it starts or ends, so only the
+# fixed-width forms are read: day and month zero-padded to two digits, the year in four, one separator
+# throughout (DD/MM/YYYY, MM/DD/YYYY, YYYY-MM-DD), the year 1xxx or 2xxx (not "0018", which parse_dates would
+# take for 2018). Glued on both sides, neither end is known: not read.
+_FIXED_WIDTH_DATE = r"(\d{2}([-/.])\d{2}\2[12]\d{3}|[12]\d{3}([-/.])\d{2}\3\d{2})"
+_DATE_AFTER_NUMBER = re.compile(r"(?<=\d)" + _FIXED_WIDTH_DATE + r"(?!\d)")
+_DATE_BEFORE_NUMBER = re.compile(r"(?<!\d)" + _FIXED_WIDTH_DATE + r"(?=\d)")
+# A date printed without separators ('27032018'): eight digits standing alone, not in a word ('INV20180327'),
+# a longer digit run or a decimal ('0.27032018'). Read only as the two orders printed dates use, DDMMYYYY and
+# YYYYMMDD (ISO 8601's basic form), and only where the digits make a valid calendar date in that order.
+_EIGHT_DIGITS = re.compile(r"(?<!\w)(?<!\d[.,])(\d{8})(?![.,]\d)(?!\w)")
+
+
+def _eight_digit_dates(digits: str) -> set[date]:
+    found = set()
+    for year, month, day in ((digits[4:], digits[2:4], digits[:2]), (digits[:4], digits[4:6], digits[6:])):
+        if year[0] in "12":  # a year in four digits: '0018' is no year, though _valid_date reads 18 as 2018
+            found.add(_valid_date(int(year), int(month), int(day)))  # DDMMYYYY, then YYYYMMDD
+    return {d for d in found if d}
 
 
 def dates_in_text(text: str) -> set[date]:
-    """Dates found in any run of one to four words of a text, and numeric dates inside its words."""
+    """Dates found in any run of one to four words of a text, numeric dates inside its words (fixed-width ones
+    even where a number touches them) and dates printed as eight digits (DDMMYYYY, YYYYMMDD)."""
     words = text.split()
     out: set[date] = set()
     for size in range(1, 5):
         for i in range(len(words) - size + 1):
             out |= parse_dates(" ".join(words[i : i + size]).strip(",;:()"))
-    for pattern in (_DATE_IN_WORD, _DATE_BEFORE_TIME):
+    for pattern in (_DATE_IN_WORD, _DATE_BEFORE_TIME, _DATE_AFTER_NUMBER, _DATE_BEFORE_NUMBER):
         for m in pattern.finditer(text):
             out |= parse_dates(m.group(1))
+    for m in _EIGHT_DIGITS.finditer(text):
+        out |= _eight_digit_dates(m.group(1))
     return out
 

@@ -3,6 +3,7 @@ versions; batches run under a version, and reviewers read the admin's sentence f
 
 from __future__ import annotations
 
+from pathlib import Path
 from typing import Any
 
 import pytest
@@ -13,7 +14,9 @@ from extraction.selectors import batch_list_with_counts, queue_documents_open
 from extraction.services.doctypes import doctype_version_save
 from extraction.services.ingest import IncomingFile, batch_create_from_files
 from extraction.services.pipeline import document_process
+from extraction.typedef.check import spec_parse
 from extraction.typedef.files import spec_from_yaml
+from tests.doctype_forms import posted
 from tests.receipts import OLD_RULE, reads_receipts, receipt
 
 pytestmark = pytest.mark.django_db
@@ -177,8 +180,6 @@ def test_importing_a_broken_definition_says_what_is_wrong(tmp_path, db):
 
 
 def test_a_shipped_definition_exports_as_its_file(tmp_path, db):
-    from pathlib import Path
-
     from django.core.management import call_command
 
     out = tmp_path / "receipt.yaml"
@@ -193,6 +194,17 @@ def test_a_new_type_can_start_from_a_shipped_definition(client_as):
     assert page.context["data"]["name"] == "" and [f["key"] for f in page.context["data"]["fields"]][:2] == [
         "company", "date"]
     assert client_as("admin").get("/types/new/?from=acta").status_code == 404  # written in code: nothing to copy
+
+
+def test_a_copy_of_the_shipped_invoice_saves_whole_from_the_editor(client_as):
+    page = client_as("admin").get("/types/new/?from=invoice")
+    html = page.content.decode()
+    assert "Line {row}[ ({description})]" in html and "issuer_is_seller" in html
+    post = posted({**page.context["data"], "name": "my_invoice", "label": "My invoice"})
+    client_as("admin").post("/types/new/", {**post, "action": "save"})
+    saved = spec_parse(DocTypeVersion.objects.get(name="my_invoice").definition)
+    shipped = spec_from_yaml((Path(__file__).resolve().parents[1] / "extraction/doctypes/invoice.yaml").read_text())
+    assert saved.model_copy(update={"name": "invoice", "label": "Invoice"}) == shipped
 
 
 def test_a_defined_rules_label_names_it_in_the_queue_and_filters(users, llm_env, client_as, tmp_path):

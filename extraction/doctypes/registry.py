@@ -10,7 +10,7 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
-from extraction.doctypes import acta, invoice, ownership
+from extraction.doctypes import acta
 from extraction.doctypes.base import DocumentType
 from extraction.typedef.build import doctype_build
 from extraction.typedef.check import spec_parse
@@ -20,8 +20,7 @@ __all__ = ["DOCTYPE_CHOICES", "UnknownDocumentType", "all_doctypes", "doctype_fr
            "register", "rule_labels", "set_defined_lookup"]
 
 SHIPPED = tuple(sorted(Path(__file__).parent.glob("*.yaml")))
-BUILTIN: tuple[DocumentType, ...] = (acta.DOCTYPE, invoice.DOCTYPE, ownership.DOCTYPE,
-                                     *(doctype_build(spec_from_yaml(p.read_text())) for p in SHIPPED))
+BUILTIN: tuple[DocumentType, ...] = (acta.DOCTYPE, *(doctype_build(spec_from_yaml(p.read_text())) for p in SHIPPED))
 
 _REGISTRY: dict[str, DocumentType] = {}
 

@@ -14,7 +14,8 @@ import pydantic
 
 from extraction.typedef.expressions import ExpressionError, parse_expression
 from extraction.typedef.patterns import PatternError, pattern_compile
-from extraction.typedef.spec import FieldSpec, RuleSpec, TypeSpec
+from extraction.typedef.sentences import placeholders
+from extraction.typedef.spec import PLACEHOLDERS, FieldSpec, RuleSpec, TypeSpec
 
 __all__ = ["RESERVED_CODES", "DefinitionError", "spec_parse"]
 
@@ -22,6 +23,7 @@ __all__ = ["RESERVED_CODES", "DefinitionError", "spec_parse"]
 RESERVED_CODES = frozenset({"proof_found", "value_grounded", "missing_value", "schema", "parse_error",
                             "suspicious_pass", "audit_disagree"})
 _NUMERIC = frozenset({"number", "money", "count"})
+_SUMMED = _NUMERIC | {"fraction"}
 
 
 class DefinitionError(ValueError):
@@ -52,22 +54,42 @@ def _shape_problem(e: Any) -> str:
 
 def _problems(spec: TypeSpec) -> list[str]:
     out: list[str] = []
-    keys = [f.key for f in spec.fields] + [t.key for t in spec.tables]
+    keys = [f.key for f in spec.fields] + [g.key for g in spec.groups] + [t.key for t in spec.tables]
     out += [f"the key {k!r} is used twice" for k in sorted({k for k in keys if keys.count(k) > 1})]
+    inner = [*(f.key for g in spec.groups for f in g.fields), *(c.key for t in spec.tables for c in t.columns)]
     out += [f"the key {k!r} is a name the answer's schema keeps for itself; choose another"
-            for k in sorted({*keys, *(c.key for t in spec.tables for c in t.columns)}) if _reserved_key(k)]
-    for t in spec.tables:
-        cols = [c.key for c in t.columns]
-        out += [f"table {t.key!r}: the column {k!r} is used twice" for k in sorted({k for k in cols if cols.count(k) > 1})]
+            for k in sorted({*keys, *inner}) if _reserved_key(k)]
+    for key, what, members in [*((t.key, "table", t.columns) for t in spec.tables),
+                               *((g.key, "group", g.fields) for g in spec.groups)]:
+        cols = [c.key for c in members]
+        out += [f"{what} {key!r}: the field {k!r} is used twice" for k in sorted({k for k in cols if cols.count(k) > 1})]
     for ref, f in spec.field_specs().items():
         out += [f"field {ref!r}: {p}" for p in _field_problems(f)]
-    codes = [r.code for r in spec.rules]
+    for t in spec.tables:
+        unknown = placeholders(t.row_label) - {"row", *(c.key for c in t.columns)}
+        out += [f"table {t.key!r}: its row label names {{{n}}}, which is not one of its columns or {{row}}"
+                for n in sorted(unknown)]
+    codes = [r.code for r in spec.rules] + [r.code for r in spec.rubric]
     out += [f"the rule code {c!r} is used twice" for c in sorted({c for c in codes if codes.count(c) > 1})]
     out += [f"rule {c!r}: the code is one every type already uses; choose another" for c in codes if c in RESERVED_CODES]
+    names = _sentence_names(spec)
     for rule in spec.rules:
         out += [f"rule {rule.code!r}: {p}" for p in _rule_problems(rule, spec)]
+        for n in sorted(placeholders(rule.message) | placeholders(rule.message_none_of)):
+            if n not in names:
+                out.append(f"rule {rule.code!r}: its sentence names {{{n}}}, which is neither a field of this type nor "
+                           f"one of {', '.join('{' + p + '}' for p in PLACEHOLDERS)}")
+    fields = spec.field_specs()
+    for check in spec.rubric:
+        out += [f"rubric {check.code!r}: its field {ref!r} is not a field of this type" for ref in check.fields
+                if ref not in fields]
     out += _circles(spec)
     return out
+
+
+def _sentence_names(spec: TypeSpec) -> set[str]:
+    """What a rule's sentence may name: the placeholders, every field by reference, a column by its key."""
+    return {*PLACEHOLDERS, *spec.field_specs(), *(c.key for t in spec.tables for c in t.columns)}
 
 
 def _reserved_key(key: str) -> bool:
@@ -98,9 +120,9 @@ def _rule_problems(rule: RuleSpec, spec: TypeSpec) -> list[str]:  # noqa: C901 -
             return [f"it needs its {what}"]
         if ref not in fields:
             return [f"its {what} {ref!r} is not a field of this type"]
-        if column is True and "." not in ref:
+        if column is True and spec.table_of(ref) is None:
             return [f"its {what} {ref!r} must be a table's column, written 'table.column'"]
-        if column is False and "." in ref:
+        if column is False and spec.table_of(ref) is not None:
             return [f"its {what} {ref!r} must be a single field, not a table's column"]
         if kinds and fields[ref].kind not in kinds:
             return [f"its {what} {ref!r} is of kind {fields[ref].kind!r}; it must be {' or '.join(sorted(kinds))}"]
@@ -108,8 +130,14 @@ def _rule_problems(rule: RuleSpec, spec: TypeSpec) -> list[str]:  # noqa: C901 -
 
     kind = rule.kind
     if kind == "column_sum":
-        return known(rule.column, "column", kinds=_NUMERIC, column=True) + known(rule.field, "field", kinds=_NUMERIC,
-                                                                                 column=False)
+        out = known(rule.column, "column", kinds=_SUMMED, column=True)
+        if rule.value is not None:
+            if rule.field or rule.or_fields:
+                out.append("it compares the sum with a field or with a value, not both")
+            return out
+        for ref in (rule.field, *rule.or_fields):
+            out += known(ref, "field", kinds=_SUMMED, column=False)
+        return out
     if kind == "expression":
         out = known(rule.field, "field", kinds=_NUMERIC)
         try:
@@ -118,14 +146,14 @@ def _rule_problems(rule: RuleSpec, spec: TypeSpec) -> list[str]:  # noqa: C901 -
             return out + [f"its expression: {err}"]
         for name in sorted(expr.names()):
             out += known(name, "expression's field", kinds=_NUMERIC, column=True if name in expr.sums() else None)
+        out += [f"its default for {ref!r} is for a field the expression does not read" for ref in sorted(rule.defaults)
+                if ref not in expr.names() - expr.sums()]
         if out:
             return out
-        own = {n.split(".")[0] for n in expr.names() - expr.sums() if "." in n}
-        if rule.field and "." in rule.field:
-            own.add(rule.field.split(".")[0])
+        own = {t for n in [*(expr.names() - expr.sums()), rule.field or ""] if (t := spec.table_of(n))}
         if len(own) > 1:
             return [f"it reads the rows of more than one table ({', '.join(sorted(own))}); a rule over rows reads one"]
-        if own and rule.field and "." not in rule.field:
+        if own and rule.field and spec.table_of(rule.field) is None:
             return ["it sets a single field from a table's row; use sum() to read a column whole"]
         return []
     if kind == "digits_words":

@@ -53,6 +53,13 @@ class Expr:
             return {str(self.value)}
         return (self.left.names() if self.left else set()) | (self.right.names() if self.right else set())
 
+    def ordered_names(self) -> list[str]:
+        """The names it reads, each once, in the order they are written."""
+        if self.kind in ("name", "sum"):
+            return [str(self.value)]
+        both = (self.left.ordered_names() if self.left else []) + (self.right.ordered_names() if self.right else [])
+        return list(dict.fromkeys(both))
+
     def sums(self) -> set[str]:
         """The columns read whole, inside sum()."""
         if self.kind == "sum":
