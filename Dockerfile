@@ -9,4 +9,4 @@ RUN pip install --no-cache-dir -r requirements.txt
 COPY . .
 RUN PROOFDESK_VAR_DIR=/tmp/build SECRET_KEY=build python manage.py collectstatic --noinput
 EXPOSE 8000
-CMD ["gunicorn", "reviewer.wsgi", "--bind", "0.0.0.0:8000", "--workers", "3"]
+CMD ["gunicorn", "reviewer.wsgi", "--bind", "0.0.0.0:8000", "--workers", "3", "--timeout", "120"]  # see compose.yaml

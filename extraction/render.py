@@ -3,13 +3,16 @@
 Pure code: no ORM, no Celery. PDFs are rasterised with PyMuPDF (or poppler's pdftoppm through
 pdf2image when configured); raster images are decoded with Pillow, which keeps their pixel size and
 reads what this MuPDF build cannot (WebP) or sizes oddly (image pages are scaled by their dpi tag).
-Pages are rendered one at a time and every document is closed, so memory stays flat on long PDFs.
+Pages are rendered one at a time and every document is closed, so memory stays flat on long PDFs. A
+caller's `check` runs before each page and may raise to stop the rendering there (a worker that lost its
+document does not render the rest of a long PDF).
 """
 
 from __future__ import annotations
 
 import shutil
 import tempfile
+from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -26,6 +29,10 @@ MAX_PAGE_PIXELS = 40_000_000
 PNG_LEVEL = 3
 
 _Written = tuple[int, Path]  # (page number, PNG path)
+
+
+def _carry_on() -> None:
+    pass
 
 
 class RenderError(Exception):
@@ -75,27 +82,34 @@ def render_document(
     renderer: str = "pymupdf",
     preview_width: int = 200,
     max_pages: int | None = None,
+    check: Callable[[], None] = _carry_on,
 ) -> list[RenderedPage]:
     """Write page-0001.png (+ page-0001-preview.jpg) ... into out_dir and describe them.
 
     `dpi` applies to PDFs only; images keep their pixel size. A document with more than
-    `max_pages` pages is refused (RenderError) rather than silently cut short.
+    `max_pages` pages is refused (RenderError) rather than silently cut short. `check` runs before each page
+    (and each preview); what it raises stops the rendering and reaches the caller.
     """
     if dpi < 10 or dpi > 1200:
         raise RenderError(f"dpi must be between 10 and 1200, got {dpi}")
     out_dir.mkdir(parents=True, exist_ok=True)
     if kind == "pdf":
         if renderer == "pymupdf":
-            pages = _render_pdf_pymupdf(source, out_dir, dpi, max_pages)
+            pages = _render_pdf_pymupdf(source, out_dir, dpi, max_pages, check)
         elif renderer == "pdf2image":
+            check()  # pdftoppm renders the whole file in one call
             pages = _render_pdf_poppler(source, out_dir, dpi, max_pages)
         else:
             raise RenderError(f"unknown renderer {renderer!r}; choose one of {', '.join(RENDERERS)}")
     elif kind == "image":
-        pages = _render_image(source, out_dir, max_pages)
+        pages = _render_image(source, out_dir, max_pages, check)
     else:
         raise RenderError(f"unknown document kind {kind!r}; expected 'pdf' or 'image'")
-    return [_with_preview(number, path, preview_width) for number, path in pages]
+    previewed = []
+    for number, path in pages:
+        check()
+        previewed.append(_with_preview(number, path, preview_width))
+    return previewed
 
 
 def _open_pdf(path: Path) -> pymupdf.Document:
@@ -121,11 +135,13 @@ def _page_path(out_dir: Path, number: int) -> Path:
     return out_dir / f"page-{number:04d}.png"
 
 
-def _render_pdf_pymupdf(source: Path, out_dir: Path, dpi: int, max_pages: int | None) -> list[_Written]:
+def _render_pdf_pymupdf(source: Path, out_dir: Path, dpi: int, max_pages: int | None,
+                        check: Callable[[], None]) -> list[_Written]:
     written = []
     with _open_pdf(source) as doc:
         _check_page_limit(doc.page_count, max_pages)
         for index in range(doc.page_count):
+            check()
             try:
                 page = doc.load_page(index)
                 zoom = _safe_zoom(page.rect.width, page.rect.height, dpi)
@@ -176,12 +192,13 @@ def _render_pdf_poppler(source: Path, out_dir: Path, dpi: int, max_pages: int | 
     return written
 
 
-def _render_image(source: Path, out_dir: Path, max_pages: int | None) -> list[_Written]:
+def _render_image(source: Path, out_dir: Path, max_pages: int | None, check: Callable[[], None]) -> list[_Written]:
     written = []
     try:
         with Image.open(source) as image:
             _check_page_limit(getattr(image, "n_frames", 1), max_pages)
             for number, frame in enumerate(ImageSequence.Iterator(image), start=1):
+                check()
                 path = _page_path(out_dir, number)
                 _flatten(ImageOps.exif_transpose(frame)).save(path, format="PNG", compress_level=PNG_LEVEL)
                 written.append((number, path))

@@ -1,6 +1,18 @@
 from django.apps import AppConfig
+from django.conf import settings
+from django.core.exceptions import ImproperlyConfigured
 
 
 class ReviewerConfig(AppConfig):
     name = "reviewer"
     default_auto_field = "django.db.models.BigAutoField"
+
+    def ready(self) -> None:
+        from django.http import multipartparser
+
+        # Django has no setting for it: its multipart parser reads this module constant for every part. A
+        # longer header is still refused, and the upload page says why (reviewer.views.batches.bad_request).
+        if not isinstance(getattr(multipartparser, "MAX_TOTAL_HEADER_SIZE", None), int):
+            raise ImproperlyConfigured("django.http.multipartparser.MAX_TOTAL_HEADER_SIZE is gone: "
+                                       "UPLOAD_MAX_PART_HEADER_BYTES cannot be applied")
+        multipartparser.MAX_TOTAL_HEADER_SIZE = settings.UPLOAD_MAX_PART_HEADER_BYTES

@@ -7,6 +7,7 @@ import secrets
 from pathlib import Path
 
 import dj_database_url
+from botocore.config import Config
 from django.core.exceptions import ImproperlyConfigured
 
 from extraction.env import env_bool, env_choice, env_float, env_int, env_list, env_networks, env_str
@@ -66,6 +67,8 @@ MIDDLEWARE = [
     "csp.middleware.CSPMiddleware",
     "reviewer.middleware.private_cache_for_users",
     "django_htmx.middleware.HtmxMiddleware",
+    "reviewer.middleware.refuse_nul_characters",  # after messages and auth: its 400 page has both
+    "reviewer.middleware.StorageUnavailable",  # its 503 page too
 ]
 
 # Django's model backend, which also reads the user's roles with the user (one query per request, not two)
@@ -168,6 +171,15 @@ if STORAGE_BACKEND == "s3":
     AWS_DEFAULT_ACL = None
     AWS_QUERYSTRING_AUTH = True
     AWS_S3_FILE_OVERWRITE = False
+    # A store that refuses or stops answering fails a call within seconds, not botocore's minutes (60 s a
+    # read, 5 attempts): the web answers "storage unavailable" (reviewer.middleware) long before the web
+    # server's timeout, and the worker fails the document, retryable. AWS_MAX_ATTEMPTS is botocore's own
+    # variable: it counts the first try.
+    AWS_S3_CLIENT_CONFIG = Config(
+        connect_timeout=env_float("AWS_S3_CONNECT_TIMEOUT", 3.0, minimum=0.1, maximum=60),
+        read_timeout=env_float("AWS_S3_READ_TIMEOUT", 5.0, minimum=0.5, maximum=300),
+        retries={"mode": "standard", "total_max_attempts": env_int("AWS_MAX_ATTEMPTS", 2, minimum=1, maximum=10)},
+    )
     _media_storage = {"BACKEND": "storages.backends.s3.S3Storage"}
 else:
     _media_storage = {"BACKEND": "django.core.files.storage.FileSystemStorage"}
@@ -194,7 +206,15 @@ if CELERY_BROKER_URL.startswith("filesystem://"):
         "store_processed": False,
     }
 else:
-    CELERY_BROKER_TRANSPORT_OPTIONS = {"visibility_timeout": env_int("CELERY_VISIBILITY_TIMEOUT", 3600)}
+    CELERY_BROKER_TRANSPORT_OPTIONS = {
+        "visibility_timeout": env_int("CELERY_VISIBILITY_TIMEOUT", 3600),
+        # A broker that accepts connections and never answers (stopped, stalled, a half-open connection) fails
+        # a send as soon as one that refuses does: the upload answers and the reaper sends later. Without
+        # these, redis-py waits forever and the web server's own timeout kills the request.
+        "socket_connect_timeout": env_float("CELERY_BROKER_CONNECT_TIMEOUT", 2.0, minimum=0.1, maximum=60),
+        "socket_timeout": env_float("CELERY_BROKER_SOCKET_TIMEOUT", 3.0, minimum=0.5, maximum=300),
+    }
+    CELERY_BROKER_CONNECTION_TIMEOUT = CELERY_BROKER_TRANSPORT_OPTIONS["socket_connect_timeout"]  # AMQP's
 CELERY_TASK_DEFAULT_QUEUE = env_str("CELERY_TASK_DEFAULT_QUEUE", "celery")
 CELERY_TASK_IGNORE_RESULT = True  # tasks write their outcome to the database
 CELERY_TASK_ALWAYS_EAGER = env_bool("CELERY_TASK_ALWAYS_EAGER", False)
@@ -245,6 +265,9 @@ UPLOAD_MAX_ZIP_FILES = env_int("UPLOAD_MAX_ZIP_FILES", 500, minimum=1)
 DATA_UPLOAD_MAX_NUMBER_FILES = UPLOAD_MAX_ZIP_FILES
 FILE_UPLOAD_MAX_MEMORY_SIZE = 5 * 1024 * 1024
 DATA_UPLOAD_MAX_MEMORY_SIZE = 10 * 1024 * 1024
+# The headers of one uploaded file (its name among them) may take this many bytes; Django's own limit, 1 KB,
+# is less than a name some file systems allow (255 characters of up to 4 bytes). Applied by reviewer.apps.
+UPLOAD_MAX_PART_HEADER_BYTES = 16 * 1024
 
 # Review desk
 CLAIM_TTL_MINUTES = env_int("CLAIM_TTL_MINUTES", 30, minimum=1)
@@ -290,6 +313,8 @@ if PRODUCTION:
 LOGGING = {
     "version": 1,
     "disable_existing_loggers": False,
+    "filters": {"client_errors_one_line": {"()": "reviewer.log_filters.ClientErrorsOneLine"}},
     "handlers": {"console": {"class": "logging.StreamHandler"}},
+    "loggers": {"django.request": {"filters": ["client_errors_one_line"]}},
     "root": {"handlers": ["console"], "level": env_choice("LOG_LEVEL", "INFO", ["DEBUG", "INFO", "WARNING", "ERROR"])},
 }

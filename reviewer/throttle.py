@@ -14,16 +14,21 @@ An attempt takes its slot before its password is checked, in one atomic row upda
 PostgreSQL a row lock, on SQLite the write lock), so thirty parallel guesses get exactly the limit checked,
 whatever cache the deployment has. A failed attempt keeps its slot; a successful one gives back the
 address's and resets the account's and the device's.
+
+An account is counted under its name as authentication will look it up (`account_name`), so "ｓｕｐ1", "ſup1"
+and "𝐬up1", which the login form turns into "sup1", are one account with one limit.
 """
 
 from __future__ import annotations
 
 import hashlib
 import secrets
+import unicodedata
 from dataclasses import dataclass
 from datetime import timedelta
 
 from django.conf import settings
+from django.contrib.auth.models import User
 from django.core import signing
 from django.db import transaction
 from django.db.models import Case, F, Value, When
@@ -38,6 +43,23 @@ _DEVICE_SALT = "proofdesk.login-device"
 
 def _digest(text: str) -> str:
     return hashlib.sha256(text.strip().lower().encode()).hexdigest()[:32]  # no raw names or addresses stored
+
+
+_NAME_MAX = User._meta.get_field(User.USERNAME_FIELD).max_length
+
+
+def account_name(username: str) -> str:
+    """The name the password is checked against: the login form strips it and NFKC-normalises it (Django's
+    UsernameField), then the backend matches it exactly. Lower-cased besides, since no two accounts differ
+    only in case (services.users), so an account's case variants share its limit too."""
+    username = username.strip()
+    if len(username) > _NAME_MAX:
+        return username  # the form refuses it before any password check; normalising it only costs time
+    return unicodedata.normalize("NFKC", username).lower()
+
+
+def _account_digest(username: str) -> str:
+    return _digest(account_name(username))
 
 
 @dataclass(frozen=True)
@@ -67,7 +89,7 @@ def _device_key(*, username: str, cookie: str | None) -> str | None:
         data = signing.loads(cookie, salt=_DEVICE_SALT, max_age=timedelta(days=settings.LOGIN_DEVICE_DAYS))
     except signing.BadSignature:
         return None
-    if not isinstance(data, dict) or data.get("u") != _digest(username) or not isinstance(data.get("d"), str):
+    if not isinstance(data, dict) or data.get("u") != _account_digest(username) or not isinstance(data.get("d"), str):
         return None
     return f"device:{_digest(data['d'])}"
 
@@ -76,7 +98,7 @@ def login_attempt_start(*, username: str, address: str, device_cookie: str | Non
     """Take this attempt's slots; None when a limit is reached (refuse without checking the password)."""
     now = timezone.now()
     LoginThrottle.objects.filter(expires_at__lt=now).delete()
-    account_key = f"account:{_digest(username)}"
+    account_key = f"account:{_account_digest(username)}"
     device_key = _device_key(username=username, cookie=device_cookie)
     if device_key is not None:
         if _take(device_key, now=now) > settings.LOGIN_MAX_FAILURES:
@@ -95,7 +117,7 @@ def login_attempt_succeeded(*, attempt: LoginAttempt, username: str, response: H
     if attempt.address_key:
         LoginThrottle.objects.filter(key=attempt.address_key, count__gt=0).update(count=F("count") - 1)
     LoginThrottle.objects.filter(key__in=[attempt.account_key, attempt.device_key or ""]).delete()
-    token = signing.dumps({"u": _digest(username), "d": secrets.token_urlsafe(18)}, salt=_DEVICE_SALT)
+    token = signing.dumps({"u": _account_digest(username), "d": secrets.token_urlsafe(18)}, salt=_DEVICE_SALT)
     response.set_cookie(
         DEVICE_COOKIE, token, max_age=int(timedelta(days=settings.LOGIN_DEVICE_DAYS).total_seconds()),
         secure=settings.SESSION_COOKIE_SECURE, httponly=True, samesite="Lax",

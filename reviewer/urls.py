@@ -25,6 +25,8 @@ urlpatterns = [
     path("types/<slug:name>/yaml/", doctypes.doctype_export, name="doctype_export"),
 ]
 
+handler400 = batches.bad_request  # an upload the multipart parser refused gets the upload page
+
 # The review desk, with its pages and edits.
 urlpatterns += [path("", include("reviewer.urls_desk"))]
 

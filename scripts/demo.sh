@@ -16,9 +16,9 @@ $PY manage.py demo_setup
 worker=""
 web=""
 stop() {
-  # Ctrl-C: the web server stops at once; the worker gets a few seconds to finish its document, then it
+  # Ctrl-C, TERM or the terminal closing (HUP): the web server stops at once; the worker gets a few seconds to finish its document, then it
   # and its pool are killed (a document it was reading goes back to the queue when its lease runs out).
-  trap - INT TERM EXIT
+  trap - INT TERM HUP EXIT
   kill -TERM "$web" 2>/dev/null || true
   [ -n "$worker" ] && kill -TERM -- "-$worker" 2>/dev/null || true
   for _ in $(seq 1 50); do
@@ -32,7 +32,7 @@ stop() {
   echo "Proofdesk demo stopped."
   exit 0
 }
-trap stop INT TERM EXIT
+trap stop INT TERM HUP EXIT
 
 # The worker runs in its own process group (setsid), so that it and its pool can be stopped together.
 # It also runs the reaper (extraction/reaper.py): documents of a killed run come back by themselves.

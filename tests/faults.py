@@ -7,6 +7,8 @@ import socket
 import subprocess
 import sys
 import time
+from collections.abc import Iterator
+from contextlib import contextmanager
 
 from extraction.models import Batch, Document, Extraction, Round
 from extraction.services.transitions import ABANDONED
@@ -19,6 +21,16 @@ def free_port() -> int:
     with socket.socket() as s:
         s.bind(("127.0.0.1", 0))
         return s.getsockname()[1]
+
+
+@contextmanager
+def silent_listener() -> Iterator[int]:
+    """A port that takes connections and never answers, like a server that hangs (stopped, stalled): the
+    kernel completes every handshake into the backlog and nothing ever reads or replies."""
+    with socket.socket() as server:
+        server.bind(("127.0.0.1", 0))
+        server.listen(128)
+        yield server.getsockname()[1]
 
 
 def start_redis(port: int, directory) -> subprocess.Popen:
@@ -35,11 +47,11 @@ def start_redis(port: int, directory) -> subprocess.Popen:
     raise RuntimeError("private redis-server did not start")
 
 
-def in_django(code: str, env: dict[str, str]) -> str:
+def in_django(code: str, env: dict[str, str], *, timeout: float = 180) -> str:
     """Run code in a separate Django process (its own broker connection), as the web app would."""
     script = "import django, os; os.environ.setdefault('DJANGO_SETTINGS_MODULE', 'reviewer.settings'); django.setup()\n"
     result = subprocess.run([sys.executable, "-c", script + code], cwd=ROOT, env=env, capture_output=True, text=True,
-                            timeout=180)
+                            timeout=timeout)
     assert result.returncode == 0, result.stderr[-3000:]
     return result.stdout
 

@@ -75,6 +75,28 @@ def test_a_bad_request_for_a_sample_is_refused_with_a_reason(kwargs):
         audit.sample_request(**kwargs)
 
 
+@pytest.mark.parametrize(("amount", "kind"), [
+    ("nan", "percent"), ("NaN", "percent"), ("sNaN", "percent"), ("inf", "percent"), ("-inf", "percent"),
+    ("Infinity%", "percent"), ("1e999999", "percent"), ("1e-999999", "percent"),
+    ("100000", "count"), ("9" * 30, "count"), ("²", "count"),
+])
+def test_a_sample_of_a_non_finite_or_out_of_range_amount_is_refused_on_the_form(client_as, amount, kind):
+    batch, _ = passed_batch(3)
+    response = client_as("supervisor").post(reverse("audit_sample_create", args=[batch.id]),
+                                            {"amount": amount, "kind": kind, "seed": "5"}, follow=True)
+    assert response.status_code == 200 and response.redirect_chain[-1][0].startswith(
+        reverse("audit_batch", args=[batch.id]))
+    messages = [str(m) for m in response.context["messages"]]
+    assert len(messages) == 1 and ("percentage" in messages[0] or "number of documents" in messages[0])
+    assert not AuditSample.objects.filter(batch=batch).exists()
+
+
+def test_the_largest_count_the_sample_keeps_is_still_drawn(users):
+    batch, _ = passed_batch(2)
+    sample = draw(batch, users["supervisor"], count=str(audit.MAX_COUNT))
+    assert sample.size == 2 and sample.requested_label == f"{audit.MAX_COUNT} documents"
+
+
 # --- verdicts -----------------------------------------------------------------------------------------
 
 

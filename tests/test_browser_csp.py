@@ -93,3 +93,21 @@ def test_every_page_of_every_role_keeps_to_the_content_security_policy(live_serv
     page.evaluate("document.body.insertAdjacentHTML('beforeend', '<div style=\"color: red\">x</div>')")
     page.wait_for_function("window.__csp.length > 0")
     assert "style-src" in _violations(page)[0]
+
+
+def test_stepping_back_to_a_page_already_seen_applies_no_inline_style(live_server, page, users):
+    from tests.desk_browser import open_desk
+    from tests.desk_data import flagged_acta
+
+    acta = flagged_acta(seed=64, pages=3)
+    problems = _watch(page)
+    login(page, live_server.url)
+    open_desk(page, live_server.url, acta.document.id)
+    page.wait_for_load_state("networkidle")  # the other pages prefetched, page 1 laid out by the viewer
+    page.wait_for_timeout(300)
+    for number in ("2", "1", "2", "1"):
+        page.click(f'nav.thumbs a.thumb[data-page="{number}"]')
+        page.wait_for_selector(f'#page-stage[data-page="{number}"]')
+    page.wait_for_load_state("networkidle")
+    assert _violations(page) == [], _violations(page)
+    assert problems == [], problems

@@ -8,6 +8,10 @@ These run before tests/test_worker.py starts its session worker (file order), so
 from __future__ import annotations
 
 import json
+import os
+import signal
+import subprocess
+import sys
 import time
 from datetime import UTC, datetime
 
@@ -29,6 +33,7 @@ from tests.faults import (
     wait_until,
 )
 from tests.llm_server import reply_delay, reply_drip, reply_hang
+from tests.paths import ROOT
 from tests.worker import WorkerProcess
 
 pytestmark = [pytest.mark.worker, pytest.mark.slow, pytest.mark.django_db(transaction=True)]
@@ -171,26 +176,36 @@ def test_dripping_and_hanging_endpoints_fail_their_documents_by_the_deadline_and
         worker.stop()
 
 
-def test_an_upload_while_the_broker_is_down_says_processing_is_delayed_and_is_sent_when_it_is_back(
-        worker_env, users, tmp_path):
-    port = free_port()
-    env = {**worker_env, "CELERY_BROKER_URL": f"redis://127.0.0.1:{port}/0"}  # nothing listens there yet
-    paths = [acta_pdf(tmp_path, seed=seed)[1] for seed in (86, 87)]
+def _upload_in_another_process(env: dict, paths: list, *, name: str, timeout: float = 180) -> tuple[str, float]:
+    """An admin's upload through the web app in its own process (its own broker connection): what it printed
+    (status, redirect, messages) and how long the request took."""
     upload = f"""
+import time
 from django.contrib.auth.models import User
 from django.contrib.messages import get_messages
 from django.test import Client
 client = Client()
 client.force_login(User.objects.get(username="admin"))
 files = [open(p, "rb") for p in {[str(p) for p in paths]!r}]
-response = client.post("/batches/new/", {{"name": "broker-down", "doctype": "acta", "ocr_engine": "pdf-text",
+started = time.monotonic()
+response = client.post("/batches/new/", {{"name": {name!r}, "doctype": "acta", "ocr_engine": "pdf-text",
                                           "files": files}})
+took = time.monotonic() - started
 print(response.status_code, response.get("Location", ""))
 print([str(m) for m in get_messages(response.wsgi_request)])
+print(took)
 """
-    started = time.monotonic()
-    out = in_django(upload, env)
-    assert time.monotonic() - started < 60  # the upload does not hang on the broker
+    out = in_django(upload, env, timeout=timeout)
+    return out, float(out.splitlines()[-1])
+
+
+def test_an_upload_while_the_broker_is_down_says_processing_is_delayed_and_is_sent_when_it_is_back(
+        worker_env, users, tmp_path):
+    port = free_port()
+    env = {**worker_env, "CELERY_BROKER_URL": f"redis://127.0.0.1:{port}/0"}  # nothing listens there yet
+    paths = [acta_pdf(tmp_path, seed=seed)[1] for seed in (86, 87)]
+    out, took = _upload_in_another_process(env, paths, name="broker-down")
+    assert took < 60  # the upload does not hang on the broker
     status, location = out.splitlines()[0].split(" ", 1)
     assert status == "302" and "/batches/" in location, out  # no 500
     assert "processing of its 2 queued documents is delayed" in out and "do not upload them again" in out
@@ -213,6 +228,35 @@ print([str(m) for m in get_messages(response.wsgi_request)])
     finally:
         worker.stop()
         redis.kill()
+
+
+def test_an_upload_while_the_broker_hangs_answers_within_seconds_as_when_it_is_down(worker_env, users, tmp_path):
+    port = free_port()
+    redis = start_redis(port, tmp_path)
+    os.kill(redis.pid, signal.SIGSTOP)  # it takes connections and answers nothing
+    env = {**worker_env, "CELERY_BROKER_URL": f"redis://127.0.0.1:{port}/0", "CELERY_BROKER_SOCKET_TIMEOUT": "3"}
+    try:
+        out, took = _upload_in_another_process(env, [acta_pdf(tmp_path, seed=88)[1]], name="broker-hung", timeout=90)
+    finally:
+        os.kill(redis.pid, signal.SIGCONT)
+        redis.kill()
+    assert took < 3 + SLACK, out  # one socket timeout, not the web server's
+    status, location = out.splitlines()[0].split(" ", 1)
+    assert status == "302" and "/batches/" in location, out  # the refused broker's path: no 500
+    assert "processing of its 1 queued document is delayed" in out and "do not upload them again" in out
+    batch = Batch.objects.get(name="broker-hung")
+    assert list(batch.documents.values_list("status", "dispatched_at")) == [("queued", None)]  # the reaper's
+
+
+@pytest.mark.parametrize(("variable", "value", "message"), [
+    ("CELERY_BROKER_SOCKET_TIMEOUT", "soon", "CELERY_BROKER_SOCKET_TIMEOUT='soon' is not a number"),
+    ("CELERY_BROKER_CONNECT_TIMEOUT", "0", "CELERY_BROKER_CONNECT_TIMEOUT=0.0 is below the minimum of 0.1")])
+def test_a_bad_broker_timeout_stops_start_up_with_its_name(worker_env, variable, value, message):
+    env = {**worker_env, "CELERY_BROKER_URL": "redis://127.0.0.1:6379/13", variable: value,
+           "DJANGO_SETTINGS_MODULE": "reviewer.settings"}
+    done = subprocess.run([sys.executable, "-c", "import django; django.setup()"], cwd=ROOT, env=env,
+                          capture_output=True, text=True, timeout=120, check=False)
+    assert done.returncode != 0 and message in done.stderr
 
 
 def test_a_batch_completes_once_when_its_redis_restarts_mid_batch(worker_env, tmp_path):

@@ -61,6 +61,13 @@ def test_a_later_field_sample_leaves_out_the_fields_already_sampled(users):
         field_audit.field_audit_draw(batch=batch, user=users["supervisor"], per_stratum="many", seed=1)
 
 
+@pytest.mark.parametrize(("per", "seed"), [("²", "1"), ("1", "³"), ("1", "9" * 5000)])
+def test_a_field_sample_asked_in_odd_or_endless_digits_is_refused_with_a_reason(users, per, seed):
+    batch, _ = passed_batch(1)
+    with pytest.raises(AuditError, match="whole number"):
+        field_audit.field_audit_draw(batch=batch, user=users["supervisor"], per_stratum=per, seed=seed)
+
+
 def test_a_wrong_field_needs_a_note_and_sends_its_passed_document_to_the_reviewers_once(users):
     batch, _ = passed_batch(1)
     sample = field_audit.field_audit_draw(batch=batch, user=users["supervisor"], per_stratum=1, seed=3)

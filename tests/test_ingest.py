@@ -174,3 +174,51 @@ def test_a_zip_folder_entry_that_carries_bytes_is_reported_not_dropped(client_as
     assert found == {"..": "zip_path_traversal", "docs": "zip_folder_with_data", "good.pdf": ""}
     page = client_as("admin").get(reverse("batch_detail", args=[batch.id])).content.decode()
     assert "climbs out of the folder" in page and "marked as a folder" in page
+
+
+def _multipart(files: list[tuple[str, bytes]], *, name: str) -> dict:
+    """A batch upload's body as a browser sends it, file names unshortened (Django's test client cuts them to
+    255 characters before sending)."""
+    boundary = "proofdesk-test-boundary"
+    fields = {"name": name, "doctype": "acta", "ocr_engine": "auto"}
+    parts = [f'--{boundary}\r\nContent-Disposition: form-data; name="{k}"\r\n\r\n{v}\r\n'.encode()
+             for k, v in fields.items()]
+    parts += [f'--{boundary}\r\nContent-Disposition: form-data; name="files"; filename="{filename}"\r\n'
+              f"Content-Type: application/pdf\r\n\r\n".encode() + data + b"\r\n" for filename, data in files]
+    return {"data": b"".join(parts) + f"--{boundary}--\r\n".encode(),
+            "content_type": f"multipart/form-data; boundary={boundary}"}
+
+
+def test_file_names_too_long_for_the_parser_or_the_disk_are_kept_shortened_and_the_batch_goes_on(client_as, tmp_path):
+    from django.contrib.messages import get_messages
+
+    over_a_kilobyte = "scan-" + "x" * 1100 + ".pdf"  # its part's headers exceed Django's 1 KB
+    wide = "选举结果" * 30 + ".pdf"  # 120 characters, 360 bytes: more than a file system takes for one name
+    files = [(over_a_kilobyte, badfiles.make_pdf(tmp_path, "a.pdf", pages=1).read_bytes()),
+             (wide, badfiles.make_pdf(tmp_path, "b.pdf", pages=2).read_bytes()),
+             ("good.pdf", badfiles.make_pdf(tmp_path, "c.pdf", pages=3).read_bytes())]
+    response = client_as("admin").post(reverse("batch_upload"), **_multipart(files, name="long names"))
+    assert response.status_code == 302, response.content.decode()[:2000]
+
+    batch = Batch.objects.get(name="long names")
+    docs = list(batch.documents.order_by("id"))
+    assert [d.status for d in docs] == ["queued"] * 3, [(d.filename, d.error_message) for d in docs]
+    assert docs[0].filename.startswith("scan-xxx") and docs[1].filename.startswith("选举结果")
+    assert docs[2].filename == "good.pdf"
+    for doc, (_, data) in zip(docs, files, strict=True):
+        assert doc.filename.endswith(".pdf") and len(doc.filename.encode()) <= 200
+        assert doc.original.read() == data  # every file stored, unchanged
+    said = " ".join(str(m) for m in get_messages(response.wsgi_request))
+    assert "2 file names were longer than a stored file's name may be" in said
+    assert docs[0].filename in said and docs[1].filename in said
+
+
+def test_a_file_name_beyond_what_the_upload_reads_gets_the_upload_page_saying_why_and_creates_nothing(
+        client_as, tmp_path):
+    files = [("x" * 20_000 + ".pdf", badfiles.make_pdf(tmp_path).read_bytes())]
+    response = client_as("admin").post(reverse("batch_upload"), **_multipart(files, name="too long"))
+    page = response.content.decode()
+    assert response.status_code == 400
+    assert "The upload could not be read, so nothing was uploaded: the name of one of its files is over 16 KB" in page
+    assert 'enctype="multipart/form-data"' in page  # the upload form again, not a bare "Bad Request (400)"
+    assert not Batch.objects.filter(name="too long").exists()

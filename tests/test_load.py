@@ -1,9 +1,11 @@
-"""Load: 1,000 small documents through 2 workers with the scripted LLM; the desk keeps answering."""
+"""Load: small documents through 2 workers with the scripted LLM; the desk keeps answering.
+
+The suite runs 300 (a busy 2-core machine finishes them in minutes); bench/load.py runs 1,000 for the
+figures. The wait and the test's own timeout grow with the count, so that neither cuts the other short."""
 
 from __future__ import annotations
 
 import json
-import os
 import time
 
 import pytest
@@ -15,15 +17,14 @@ from extraction.models import Document, Round
 from extraction.services.ingest import IncomingFile, batch_create_from_files
 from tests.browser import ARTIFACTS
 from tests.llm_server import ScriptedLLMServer
-from tests.load import DeskProbe, answer_from_request, make_deeds
+from tests.load import COUNT, TIMEOUT, WAIT, DeskProbe, answer_from_request, make_deeds
 from tests.worker import WorkerProcess
 
 pytestmark = [pytest.mark.worker, pytest.mark.slow, pytest.mark.django_db(transaction=True)]
 
-COUNT = int(os.environ.get("LOAD_DOCUMENTS", "1000"))
 
-
-def test_a_thousand_documents_through_two_workers_all_end_final_while_the_desk_answers(
+@pytest.mark.timeout(TIMEOUT)
+def test_many_documents_through_two_workers_all_end_final_while_the_desk_answers(
     worker_env, users, tmp_path
 ):
     paths = make_deeds(tmp_path, COUNT)
@@ -41,7 +42,7 @@ def test_a_thousand_documents_through_two_workers_all_end_final_while_the_desk_a
             desk.force_login(users["admin"])
             probe = DeskProbe()
             urls = [reverse("batch_detail", args=[batch.id]), reverse("queue"), reverse("batch_list")]
-            deadline = time.monotonic() + 1500
+            deadline = time.monotonic() + WAIT
             while time.monotonic() < deadline:
                 probe.probe(desk, urls)
                 left = Document.objects.filter(batch=batch, status__in=["queued", "processing"]).count()

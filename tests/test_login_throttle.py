@@ -156,3 +156,30 @@ def test_behind_the_proxy_one_clients_failures_do_not_block_the_others(users, li
     # The attacker cannot claim to be someone else: the proxy appends the address it really saw.
     assert _login(attacker, "admin", PASSWORD, "127.0.0.1", **{"X-Forwarded-For": f"{OFFICE}, {STRANGER}"}) == 429
     assert _login(Client(), "admin", PASSWORD, "127.0.0.1", **{"X-Forwarded-For": OFFICE}) == 302
+
+
+# What the login form turns into "sup1" before the password is checked (it strips and NFKC-normalises).
+LOOK_ALIKES = ["ｓｕｐ1", "sup１", "ｓｕｐ１", "𝐬up1", "𝓈𝓊𝓅𝟣", "ſup1", "ⓢup1", "sup¹", " sup1 "]
+
+
+def test_a_look_alike_username_shares_the_accounts_login_limit(db, limits):
+    from django.contrib.auth.models import User
+
+    User.objects.create_user(username="sup1", password=PASSWORD)
+    for name in LOOK_ALIKES:  # the login page really takes each of them for sup1
+        assert _login(Client(), name, PASSWORD, OFFICE) == 302, name
+    for i in range(5):
+        assert _login(Client(), "sup1", "wrong", f"203.0.113.{i}") == 200
+    # Names differing only in case share it too: no two accounts may differ only in case (services.users).
+    for i, name in enumerate([*LOOK_ALIKES, "ＳＵＰ1", "Sup1"], start=10):  # each from a new browser and address
+        assert _login(Client(), name, PASSWORD, f"203.0.113.{i}") == 429, name
+        assert _login(Client(), name, "wrong", f"198.51.100.{i}") == 429, name
+
+
+def test_wrong_passwords_spread_over_look_alikes_lock_the_account_itself(db, limits):
+    from django.contrib.auth.models import User
+
+    User.objects.create_user(username="sup1", password=PASSWORD)
+    for i, name in enumerate(LOOK_ALIKES[:5]):
+        assert _login(Client(), name, "wrong", f"203.0.113.{i}") == 200, name
+    assert _login(Client(), "sup1", PASSWORD, OFFICE) == 429

@@ -4,21 +4,35 @@ pipeline, page images and downloads, and a bucket that stops answering in the mi
 from __future__ import annotations
 
 import hashlib
+import os
+import subprocess
+import sys
+import time
+from contextlib import contextmanager
 
 import boto3
 import pytest
+from botocore.config import Config
+from django.core.files.base import ContentFile
+from django.core.files.uploadedfile import SimpleUploadedFile
 from django.urls import reverse
 
-from extraction.models import Batch, Page, Upload
+from extraction.models import Batch, Document, Page, Upload
 from extraction.services.requeue import document_requeue
+from tests import badfiles
 from tests.acta_pipeline import scanned_acta
-from tests.faults import assert_processed_once, free_port, wait_final, wait_until
+from tests.faults import assert_processed_once, free_port, silent_listener, wait_final, wait_until
+from tests.paths import ROOT
 from tests.worker import WorkerProcess
 
 pytestmark = [pytest.mark.worker, pytest.mark.slow, pytest.mark.django_db(transaction=True)]
 
 BUCKET = "proofdesk-test"
 CREDENTIALS = {"AWS_ACCESS_KEY_ID": "testing", "AWS_SECRET_ACCESS_KEY": "testing", "AWS_REGION": "us-east-1"}
+# The client's bounds, as settings.py builds them from AWS_S3_CONNECT_TIMEOUT, AWS_S3_READ_TIMEOUT and
+# AWS_MAX_ATTEMPTS (shorter here); a call to a store that never answers ends within BOUND seconds.
+TIMEOUT, ATTEMPTS = 2.0, 2
+BOUND = ATTEMPTS * TIMEOUT + 1.0 + 3.0  # the attempts, botocore's backoff between them (under 1 s), slack
 
 
 class S3:
@@ -63,6 +77,8 @@ def s3(settings, monkeypatch):
     settings.AWS_DEFAULT_ACL = None
     settings.AWS_QUERYSTRING_AUTH = True
     settings.AWS_S3_FILE_OVERWRITE = False
+    settings.AWS_S3_CLIENT_CONFIG = Config(connect_timeout=TIMEOUT, read_timeout=TIMEOUT,
+                                           retries={"mode": "standard", "total_max_attempts": ATTEMPTS})
     settings.STORAGES = {**settings.STORAGES, "default": {"BACKEND": "storages.backends.s3.S3Storage"}}
     yield store
     store.stop()
@@ -113,3 +129,106 @@ def test_a_batch_on_s3_survives_the_bucket_going_away_mid_batch(worker_env, user
     assert annotated["Content-Disposition"].startswith("attachment")
     stored = s3.keys()
     assert all(doc.original.name in stored for doc in batch.documents.all())  # nothing lost
+
+
+STORE_AWAY = "File storage is unavailable"
+
+
+@contextmanager
+def store_away(how: str, s3: S3, settings):
+    """The bucket refusing connections (moto stopped) or never answering (a port that takes connections and
+    says nothing); back as it was afterwards."""
+    if how == "refused":
+        s3.stop()
+        try:
+            yield
+        finally:
+            s3.start()
+        return
+    with silent_listener() as port:
+        settings.AWS_S3_ENDPOINT_URL = f"http://127.0.0.1:{port}"
+        settings.STORAGES = {**settings.STORAGES}  # a new storage, with the new endpoint
+        try:
+            yield
+        finally:
+            settings.AWS_S3_ENDPOINT_URL = s3.endpoint
+            settings.STORAGES = {**settings.STORAGES}
+
+
+def _timed(call):
+    started = time.monotonic()
+    response = call()
+    return response, time.monotonic() - started
+
+
+@pytest.mark.parametrize("how", ["refused", "silent"])
+def test_an_upload_while_the_store_is_away_answers_503_saying_nothing_was_lost_and_leaves_nothing_behind(
+        users, client, tmp_path, s3, settings, how):
+    client.force_login(users["admin"])
+    files = [SimpleUploadedFile(p.name, p.read_bytes())
+             for p in (badfiles.make_pdf(tmp_path, "a.pdf"), badfiles.make_png(tmp_path, "b.png"))]
+    stored_before = s3.keys()  # moto's buckets live as long as the test process
+    with store_away(how, s3, settings):
+        response, took = _timed(lambda: client.post(reverse("batch_upload"), {
+            "name": "store-away", "doctype": "acta", "ocr_engine": "auto", "files": files}))
+    page = response.content.decode()
+    assert response.status_code == 503, page[:2000]
+    assert STORE_AWAY in page and "Nothing was lost, and nothing was half-saved" in page
+    assert took < BOUND, took  # not the web server's timeout
+    assert not Batch.objects.exists() and not Upload.objects.exists() and not Document.objects.exists()
+    assert s3.keys() == stored_before  # no file stored without its rows
+
+
+@pytest.mark.parametrize("how", ["refused", "silent"])
+def test_page_images_while_the_store_is_away_answer_503_within_the_clients_bounds(users, client, tmp_path, s3,
+                                                                                  settings, how):
+    batch = Batch.objects.create(name="stored", doctype="acta")
+    doc = Document.objects.create(batch=batch, filename="a.png", status="passed", sha256="0" * 64)
+    page = Page(document=doc, number=1, width=40, height=30)
+    page.image.save("page-0001.png", ContentFile(badfiles.make_png(tmp_path).read_bytes()))
+    client.force_login(users["reviewer"])
+    urls = [reverse("desk_page_image", args=[doc.id, 1]), reverse("desk_page_annotated", args=[doc.id, 1])]
+    assert [client.get(url).status_code for url in urls] == [200, 200]
+
+    with store_away(how, s3, settings):
+        for url in urls:
+            response, took = _timed(lambda url=url: client.get(url))
+            assert response.status_code == 503, url
+            assert STORE_AWAY in response.content.decode() and "every stored file is kept" in response.content.decode()
+            assert took < BOUND, (url, took)
+    assert client.get(urls[0]).status_code == 200  # back: nothing was lost
+
+
+def test_s3_calls_are_bounded_by_the_environment_and_a_bad_bound_stops_start_up():
+    env = {**os.environ, **CREDENTIALS, "STORAGE_BACKEND": "s3", "AWS_STORAGE_BUCKET_NAME": BUCKET,
+           "DJANGO_SETTINGS_MODULE": "reviewer.settings"}
+    show = ("import django; django.setup(); from django.core.files.storage import default_storage as s; "
+            "c = s.connection.meta.client.meta.config; print(c.connect_timeout, c.read_timeout, c.retries)")
+
+    def start(**variables: str) -> subprocess.CompletedProcess:
+        return subprocess.run([sys.executable, "-c", show], cwd=ROOT, env={**env, **variables}, capture_output=True,
+                              text=True, timeout=120, check=False)
+
+    default = start()
+    assert default.stdout.split(" ", 2) == ["3.0", "5.0", "{'mode': 'standard', 'total_max_attempts': 2}\n"], \
+        default.stderr[-2000:]
+    chosen = start(AWS_S3_CONNECT_TIMEOUT="1", AWS_S3_READ_TIMEOUT="20", AWS_MAX_ATTEMPTS="3")
+    assert chosen.stdout.split(" ", 2)[:2] == ["1.0", "20.0"] and "'total_max_attempts': 3" in chosen.stdout
+    bad = start(AWS_S3_READ_TIMEOUT="forever")
+    assert bad.returncode != 0 and "AWS_S3_READ_TIMEOUT='forever' is not a number" in bad.stderr
+
+
+def test_deleting_a_batch_while_the_store_is_away_deletes_it_and_leaves_its_files_behind(users, client, tmp_path,
+                                                                                          s3, settings):
+    from reviewer.models import BatchDeletion
+
+    batch = Batch.objects.create(name="to-delete", doctype="acta")
+    upload = Upload(batch=batch, filename="a.png", sha256="0" * 64, size=1)
+    upload.file.save("a.png", ContentFile(badfiles.make_png(tmp_path).read_bytes()))
+    client.force_login(users["admin"])
+    with store_away("refused", s3, settings):
+        response = client.post(reverse("batch_delete", args=[batch.id]), {"confirm_name": "to-delete"})
+    assert response.status_code == 302  # the rows are gone and recorded, not a 503 after the fact
+    assert not Batch.objects.filter(pk=batch.pk).exists() and BatchDeletion.objects.filter(name="to-delete").exists()
+    stored = s3.keys()
+    assert upload.file.name in stored  # the file the store could not delete is still there, not half-gone

@@ -2,14 +2,18 @@
 
 from __future__ import annotations
 
+import logging
+
 import pytest
+from django.core.files.uploadedfile import SimpleUploadedFile
 from django.test import Client
 from django.urls import reverse
 
 from extraction.answers import set_field
-from extraction.models import Document, Extraction, FieldValue
+from extraction.models import Batch, Document, Extraction, FieldValue, ReviewEvent
 from extraction.services.ingest import IncomingFile, batch_create_from_files
 from extraction.services.pipeline import document_process
+from reviewer.models import AuditItem, FieldAuditItem
 from sheetgen.generate import generate_acta
 from tests.url_matrix import ALLOWED, HOSTILE, POST_ONLY, PUBLIC, ROLES, A, R, S, url_for, url_names
 
@@ -112,6 +116,97 @@ def test_pages_for_logged_in_users_are_private_to_their_browser(world, users):
         assert "private" in client.get(url)["Cache-Control"], url
     image = client.get(reverse("desk_page_image", args=[world["flagged"].id, 1]))
     assert image["Cache-Control"].replace(" ", "") in ("private,max-age=3600", "max-age=3600,private")
+
+
+def test_no_page_of_a_logged_in_user_is_stored_so_a_shared_browser_cannot_show_it_after_logout(world, users):
+    client = Client()
+    client.force_login(users[A])
+    doc = world["flagged"]
+    for url, headers in ((reverse("home"), {}), (reverse("queue"), {}), (reverse("batch_list"), {}),
+                         (reverse("desk_document", args=[doc.id]), {}),
+                         (reverse("desk_history", args=[doc.id]), {}),
+                         (reverse("desk_proof", args=[doc.id]) + "?field=acta_id", {"HX-Request": "true"}),
+                         (reverse("batch_export_values_csv", args=[world["batch"].id]), {})):
+        directives = {d.strip() for d in client.get(url, headers=headers)["Cache-Control"].split(",")}
+        assert {"private", "no-store"} <= directives and "public" not in directives, (url, directives)
+    # a page image keeps its hour in the user's own browser (the desk shows it again and again), never in a shared cache
+    image = client.get(reverse("desk_page_image", args=[doc.id, 1]))
+    assert {d.strip() for d in image["Cache-Control"].split(",")} == {"private", "max-age=3600"}
+
+
+NUL = "\x00"
+
+
+def _nul_request(name: str, world) -> tuple[str, str, dict]:
+    """The probe's request to `name` with a NUL in one text input (issue 27): method, URL, values."""
+    flagged, version = world["flagged"], world["flagged"].version
+    return {
+        "desk_edit": ("post", reverse("desk_edit", args=[flagged.id]),
+                      {"field": "acta_id", "value": f"050201001.01{NUL}", "version": version}),
+        "desk_reject": ("post", reverse("desk_reject", args=[flagged.id]), {"reason": f"torn{NUL}", "version": version}),
+        "desk_verify": ("post", reverse("desk_verify", args=[flagged.id]), {"note": f"checked{NUL}", "version": version}),
+        "desk_send_back": ("post", reverse("desk_send_back", args=[world["passed"].id]), {"reason": f"look{NUL}"}),
+        "audit_item_decide": ("post", reverse("audit_item_decide", args=[world["sample"].id, world["item"].id]),
+                              {"verdict": "disagree", "note": f"wrong total{NUL}"}),
+        "field_item_decide": ("post", reverse("field_item_decide", args=[world["field_sample"].id,
+                                                                         world["field_item"].id]),
+                              {"verdict": "wrong", "note": f"reads 7{NUL}"}),
+        "queue": ("get", reverse("queue"), {"rule": NUL}),
+        "queue_next": ("post", reverse("queue_next"), {"rule": NUL}),
+    }[name]
+
+
+def _everything_a_request_could_write() -> tuple:
+    documents = list(Document.objects.order_by("id").values_list("id", "status", "review_status", "version",
+                                                                 "claimed_by"))
+    answers = list(Extraction.objects.order_by("id").values_list("id", "answer"))
+    return (documents, answers, ReviewEvent.objects.count(), list(AuditItem.objects.values_list("id", "verdict")),
+            list(FieldAuditItem.objects.values_list("id", "verdict")))
+
+
+@pytest.mark.parametrize("name", ["desk_edit", "desk_reject", "desk_verify", "desk_send_back", "audit_item_decide",
+                                  "field_item_decide", "queue", "queue_next"])
+def test_a_nul_character_in_any_text_input_is_refused_with_a_message_and_saves_nothing(world, users, name):
+    client = Client(raise_request_exception=False)
+    client.force_login(users[A])
+    method, url, data = _nul_request(name, world)
+    before = _everything_a_request_could_write()
+    response = getattr(client, method)(url, data)
+    assert response.status_code == 400, (name, response.status_code)
+    assert "contains a NUL character" in response.content.decode()
+    assert _everything_a_request_could_write() == before
+
+
+def test_a_nul_character_sent_by_htmx_reloads_the_page_with_the_message(world, users):
+    client = Client(raise_request_exception=False)
+    client.force_login(users[A])
+    method, url, data = _nul_request("desk_reject", world)
+    response = client.post(url, data, headers={"HX-Request": "true"})
+    # htmx swaps no 400: it reloads the page, which shows the message
+    assert response.status_code == 400 and response["HX-Refresh"] == "true"
+    page = client.get(reverse("desk_document", args=[world["flagged"].id])).content.decode()
+    assert "The field “reason” contains a NUL character" in page
+    assert not ReviewEvent.objects.filter(document=world["flagged"], kind="reject").exists()
+
+
+def test_nul_bytes_inside_an_uploaded_file_are_the_files_not_a_form_value(db, users, client):
+    client.force_login(users[A])
+    pdf = generate_acta(seed=75).pdf_bytes + b"\x00\x00"  # trailing bytes after %%EOF: a reader ignores them
+    response = client.post(reverse("batch_upload"), {"name": "with nul bytes", "doctype": "acta",
+                                                     "ocr_engine": "pdf-text",
+                                                     "files": [SimpleUploadedFile("acta.pdf", pdf)]})
+    assert response.status_code == 302
+    assert Batch.objects.get(name="with nul bytes").documents.count() == 1
+
+
+def test_a_refused_role_logs_one_line_without_a_traceback(world, users, caplog):
+    client = Client()
+    client.force_login(users[R])
+    with caplog.at_level(logging.WARNING, logger="django.request"):
+        assert client.get(reverse("batch_list")).status_code == 403
+    (record,) = [r for r in caplog.records if r.name == "django.request"]
+    assert record.getMessage() == f"Forbidden (Permission denied): {reverse('batch_list')}"
+    assert record.exc_info is None and "Traceback" not in caplog.text
 
 
 def test_every_response_carries_a_strict_content_security_policy(world, users):

@@ -9,6 +9,7 @@ import pytest
 from botocore.stub import ANY, Stubber
 from django.core.files.uploadedfile import SimpleUploadedFile
 from django.urls import reverse
+from django.utils.html import escape
 
 from extraction.models import Batch, Block
 from extraction.ocr.textract import TextractEngine
@@ -83,20 +84,31 @@ def _page_block(box: dict) -> bytes:
     _page_block({"Left": [0.1], "Top": 0, "Width": 1, "Height": 1}),
     b'{"Blocks": [{"Id": "p1", "BlockType": "PAGE", "Geometry": {"BoundingBox": {"Left": NaN}}}]}',
 ], ids=["text", "other-json", "empty-list", "deeply-nested", "box-not-a-number", "box-a-list", "box-nan"])
-def test_attaching_something_that_is_not_textract_json_is_refused_clearly(client_as, tmp_path, payload):
+def test_something_attached_that_is_not_textract_json_is_kept_unread_and_fails_its_document_in_the_worker(
+        client_as, tmp_path, monkeypatch, payload):
+    from extraction.ocr import textract_json
     from tests import badfiles
 
     client = client_as("admin")
     batch = _upload(client, badfiles.make_png(tmp_path), engine="rapidocr")
     doc = batch.documents.get()
+    parsed = []
+    monkeypatch.setattr(textract_json, "load_textract_json", parsed.append)  # a spy: the web must not parse
     response = client.post(
         reverse("document_textract", args=[doc.id]), {"textract_json": SimpleUploadedFile("x.json", payload)}, follow=True
     )
-    assert response.status_code == 200  # back on the batch page with a message, never a 500
-    before = (doc.status, doc.version)
+    assert response.status_code == 200 and b"will be read from the attached Textract response" in response.content
+    assert parsed == []  # a 40 MB response is the worker's to parse, never the web request's
+    monkeypatch.undo()
     doc.refresh_from_db()
-    assert not doc.textract_import and (doc.status, doc.version) == before  # the document unchanged
-    assert b"Textract" in response.content
+    assert doc.status == "queued" and doc.textract_import.read() == payload  # kept as it came
+
+    assert document_process(document_id=doc.id) == "failed"  # the worker parses it: a clear error on that document
+    doc.refresh_from_db()
+    assert doc.error_code == "ocr" and doc.error_message.startswith("The attached "), doc.error_message
+    assert "Textract" in doc.error_message or "not JSON" in doc.error_message, doc.error_message
+    page = client.get(reverse("batch_detail", args=[batch.id])).content.decode()
+    assert escape(doc.error_message) in page
 
 
 def test_only_admins_may_attach_textract_json_or_retry(client_as, tmp_path):

@@ -2,8 +2,12 @@
 
 from __future__ import annotations
 
+import threading
+import time
+
 import pytest
-from django.contrib.auth.models import User
+from django.contrib.auth.models import Group, User
+from django.db import connection
 from django.test import Client
 from django.urls import reverse
 
@@ -118,3 +122,91 @@ def test_a_user_in_groups_that_are_no_roles_has_exactly_their_roles_and_one_quer
     nobody = User.objects.create_user(username="no-roles", password=PASSWORD)
     assert user_roles(backend.get_user(nobody.pk)) == frozenset()
     assert backend.get_user("not-a-number") is None and backend.get_user(10**9) is None
+
+
+def test_a_look_alike_of_a_taken_name_is_refused_with_the_reason_not_a_500(client_as):
+    # The model stores names NFKC-normalised: stored, each of these would clash with the account "reviewer".
+    client = client_as("admin")
+    for name in ("ｒｅｖｉｅｗｅｒ", "ＲＥＶＩＥＷＥＲ", "ʳeviewer", "reviewer"):
+        response = client.post(reverse("user_new"), {"username": name, "password": NEW_PASSWORD})
+        assert response.status_code == 400 and b"already a user named" in response.content, name
+    assert User.objects.filter(username__iexact="reviewer").count() == 1
+
+
+def test_a_new_name_is_stored_normalised_and_checked_as_stored(client_as):
+    client = client_as("admin")
+    response = client.post(reverse("user_new"), {"username": "ｍａｒｉａ", "roles": ["reviewer"],
+                                                 "password": NEW_PASSWORD})
+    assert response.status_code == 302 and User.objects.filter(username="maria").exists()
+    # Ten characters that normalise to 180, and a fraction whose normal form holds a slash: refused, not stored.
+    for name in ("ﷺ" * 10, "¼"):
+        response = client.post(reverse("user_new"), {"username": name, "password": NEW_PASSWORD})
+        assert response.status_code == 400, name
+    assert not User.objects.exclude(username__in=["admin", "reviewer", "supervisor", "outsider", "maria"]).exists()
+
+
+def test_a_name_taken_between_the_check_and_the_insert_is_a_form_error_not_a_500(client_as):
+    from django.db import connection
+
+    client = client_as("admin")
+    raced = []
+
+    def another_request_first(execute, sql, params, many, context):
+        # Just before the new account's INSERT, another request stores the same name.
+        if sql.startswith('INSERT INTO "auth_user" ') and not raced:
+            raced.append(True)
+            User.objects.create_user(username="maria", password=PASSWORD)
+        return execute(sql, params, many, context)
+
+    with connection.execute_wrapper(another_request_first):
+        response = client.post(reverse("user_new"), {"username": "maria", "password": NEW_PASSWORD})
+    assert raced and response.status_code == 400 and b"already a user named maria" in response.content
+
+
+def _slow_role_reads(execute, sql, params, many, context):
+    """Widens the window between the last-admin check, which reads who has which role, and the writes."""
+    result = execute(sql, params, many, context)
+    if sql.startswith("SELECT") and "auth_user_groups" in sql:
+        time.sleep(0.05)
+    return result
+
+
+def _at_once(changes: dict[User, tuple[User, dict]]) -> list[tuple[int, bytes]]:
+    """Each actor posts their change to their target's page, all starting together, each thread on its own
+    connection; the answers, status and page."""
+    start = threading.Barrier(len(changes))
+    answers: list[tuple[int, bytes]] = []
+
+    def change(actor: User, target: User, data: dict) -> None:
+        try:
+            client = Client()
+            client.force_login(actor)
+            start.wait()
+            with connection.execute_wrapper(_slow_role_reads):
+                response = client.post(reverse("user_edit", args=[target.id]), data)
+            answers.append((response.status_code, response.content))
+        finally:
+            connection.close()
+
+    threads = [threading.Thread(target=change, args=(actor, *what)) for actor, what in changes.items()]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+    return answers
+
+
+@pytest.mark.django_db(transaction=True)
+def test_two_admins_taking_each_others_admin_role_at_once_leave_one_admin(users):
+    first, second = users["admin"], User.objects.create_user(username="second", password=PASSWORD)
+    changes = {first: (second, {"roles": ["reviewer"], "is_active": "on"}),  # takes away second's role
+               second: (first, {"roles": ["admin"]})}  # deactivates first
+    for trial in range(5):
+        User.objects.filter(pk__in=[first.pk, second.pk]).update(is_active=True)
+        second.groups.set([Group.objects.get(name="admin")])
+        answers = _at_once(changes)
+        assert User.objects.filter(is_active=True, groups__name="admin").count() == 1, trial
+        # the one that lost is refused by the guard, or, when the other's change landed before its request was
+        # even checked, no longer an admin
+        (lost,) = [(code, page) for code, page in answers if code != 302]
+        assert lost[0] == 403 or (lost[0] == 400 and b"is the last active admin" in lost[1]), (trial, lost[0])

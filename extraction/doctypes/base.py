@@ -24,6 +24,7 @@ __all__ = [
     "Amount",
     "Count",
     "EditRefused",
+    "EditedAmount",
     "DocumentType",
     "FieldGroup",
     "FieldItem",
@@ -77,9 +78,22 @@ Amount = Annotated[
     PlainSerializer(_amount_json, return_type=int | float, when_used="json"),
 ]
 
-# A count of things (votes, pieces): a whole number, never negative. For reviewers' edits (`editable`); the
-# model's answers keep the schema's plain int so that a negative count is a rule the loop can feed back.
-Count = Annotated[int, Field(ge=0)]
+# What a reviewer may type into a field, whatever its kind: longer is no reading of a page, only a burden on
+# every later read of the answer.
+MAX_EDIT_CHARS = 1000
+# The largest count a reviewer may type: a billion votes or pieces, well inside PostgreSQL's integer and a
+# browser's exact JSON numbers.
+MAX_COUNT = 10**9
+# The digits of an amount a reviewer may type: a non-whole amount is written to JSON as a float, exact to 15.
+MAX_AMOUNT_DIGITS = 15
+
+# A count of things (votes, pieces): a whole number, never negative, at most MAX_COUNT. For reviewers' edits
+# (`editable`); the model's answers keep the schema's plain int so that a negative count is a rule the loop
+# can feed back.
+Count = Annotated[int, Field(ge=0, le=MAX_COUNT)]
+
+# An amount a reviewer types (`editable`): an Amount of at most MAX_AMOUNT_DIGITS digits, never NaN or infinite.
+EditedAmount = Annotated[Amount, Field(max_digits=MAX_AMOUNT_DIGITS, allow_inf_nan=False)]
 
 # --- the desk's view ---------------------------------------------------------------------------------
 
@@ -231,6 +245,11 @@ class EditRefused(ValueError):
     """A reviewer's edit the document type does not allow; the message is for the reviewer."""
 
 
+def _shown(text: str) -> str:
+    """A reviewer's value quoted in a message, cut short: the message is read beside the field."""
+    return repr(text if len(text) <= 60 else text[:60] + "…")
+
+
 def _pattern(path_pattern: str) -> re.Pattern[str]:
     return re.compile(re.escape(path_pattern).replace(r"\[\*\]", r"\[\d+\]"))
 
@@ -279,17 +298,19 @@ class DocumentType:
                 raise EditRefused(f"{path!r} cannot be corrected: it is part of the printed form, not a value read "
                                   "from it.")
         text = (raw or "").strip()
+        if len(text) > MAX_EDIT_CHARS:
+            raise EditRefused(f"A value has at most {MAX_EDIT_CHARS} characters; this one has {len(text)}.")
         if text:
             try:
                 _adapter(kind).validate_python(text)
             except pydantic.ValidationError as err:
                 reason = err.errors(include_url=False)[0]["msg"]
-                raise EditRefused(f"{text!r} is not a valid value for this field ({reason}).") from None
+                raise EditRefused(f"{_shown(text)} is not a valid value for this field ({reason}).") from None
         try:
             return self.parse_answer(set_field(answer, path, text or None))
         except AnswerParseError as err:
             detail = str(err).split(": ", 1)[-1]
-            raise EditRefused(f"{text!r} is not a valid value for this field ({detail}).") from None
+            raise EditRefused(f"{_shown(text)} is not a valid value for this field ({detail}).") from None
 
     def truth_differences(self, answer: Any, truth: Any) -> TruthComparison | None:
         """How an answer differs from the document's known truth; None when the type or document has none."""

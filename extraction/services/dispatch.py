@@ -27,8 +27,10 @@ PROCESS_DOCUMENT = "extraction.tasks.process_document"  # the task's registered 
 
 # A send is attempted when the transaction that queued the document commits; give it this long.
 UNSENT_GRACE = timedelta(seconds=10)
-# Publishing waits this little for a broker that is away: the upload answers, the reaper sends later.
-PUBLISH_RETRY = {"max_retries": 1, "interval_start": 0, "interval_step": 0.5, "interval_max": 0.5}
+# One try, then the reaper: a broker that refuses, or does not answer within the transport's socket timeout
+# (settings.CELERY_BROKER_TRANSPORT_OPTIONS), costs the upload one timeout, not one per retry and reconnection.
+# A connection the broker dropped (a restart) is remade by the transport within that one try.
+PUBLISH_RETRY = {"max_retries": 0}
 
 
 def documents_queue(document_ids: list[int]) -> None:

@@ -36,9 +36,21 @@ def intake_limits() -> intake.Limits:
     )
 
 
-def _clean_name(name: str) -> str:
+# A stored file keeps its own name where every store can hold it: a file system takes 255 bytes for one name,
+# and Django may add 8 characters to a name already taken.
+NAME_MAX_BYTES = 200
+
+
+def clean_filename(name: str) -> str:
+    """The file's own name (no folders); one longer than NAME_MAX_BYTES in UTF-8 is cut, with "…" where it was
+    cut, and keeps its extension (the intake compares it with the content)."""
     base = Path(name.replace("\\", "/")).name or "unnamed"
-    return base[:200]
+    if len(base.encode()) <= NAME_MAX_BYTES:
+        return base
+    stem, dot, extension = base.rpartition(".")
+    suffix = f".{extension}" if dot and stem and len(extension) <= 10 else ""
+    budget = NAME_MAX_BYTES - len(f"…{suffix}".encode())
+    return base[: len(base) - len(suffix)].encode()[:budget].decode(errors="ignore") + "…" + suffix
 
 
 def batch_create(*, name: str, doctype: str, ocr_engine: str, options: dict | None = None, user=None) -> Batch:
@@ -80,7 +92,7 @@ def batch_add_files(*, batch: Batch, files: list[IncomingFile], queue: bool = Tr
 
 def _store_upload(*, batch: Batch, incoming: IncomingFile) -> Upload:
     sha = intake.sha256_file(incoming.path)
-    upload = Upload(batch=batch, filename=_clean_name(incoming.filename), sha256=sha, size=incoming.path.stat().st_size)
+    upload = Upload(batch=batch, filename=clean_filename(incoming.filename), sha256=sha, size=incoming.path.stat().st_size)
     with incoming.path.open("rb") as fh:
         upload.file.save(upload.filename, File(fh), save=False)
     upload.save()
@@ -89,7 +101,7 @@ def _store_upload(*, batch: Batch, incoming: IncomingFile) -> Upload:
 
 def _document_from_entry(*, batch, upload, entry: intake.Entry, seen: dict, limits: intake.Limits,
                          whole_upload: bool = False) -> Document:
-    filename = _clean_name(entry.name)
+    filename = clean_filename(entry.name)
     doc = Document(batch=batch, upload=upload, filename=filename)
     if entry.path is None:
         # The bytes could not be taken out safely; the upload row keeps the original archive.
@@ -141,13 +153,13 @@ def batch_create_from_files(
     return batch
 
 
-def document_attach_textract(*, document: Document, data: bytes, filename: str = "textract.json") -> Document:
-    """Use a precomputed Textract response instead of running OCR, and process the document again."""
-    from extraction.ocr.textract_json import load_textract_json
-    from extraction.services.requeue import document_requeue
+def document_attach_textract(*, document: Document, content: File, filename: str = "textract.json") -> Document:
+    """Use a precomputed Textract response instead of running OCR, and process the document again.
 
-    load_textract_json(data)  # raises OcrError with a clear message when it is not Textract JSON
-    from django.core.files.base import ContentFile
+    The file is stored as it came and read by the worker (extraction.services.pipeline): a large response takes
+    seconds to parse, too long for a web request, and one that is not Textract JSON fails that document with
+    the reason, like any bad input."""
+    from extraction.services.requeue import document_requeue
 
     with transaction.atomic():
         locked = Document.objects.select_for_update().get(pk=document.pk)
@@ -155,7 +167,7 @@ def document_attach_textract(*, document: Document, data: bytes, filename: str =
             raise intake.IntakeError("busy", "The document is being processed; attach the JSON when it is done.")
         if locked.textract_import:
             locked.textract_import.delete(save=False)
-        locked.textract_import.save(_clean_name(filename), ContentFile(data), save=True)
+        locked.textract_import.save(clean_filename(filename), content, save=True)
         locked.pages.all().delete()  # pages and blocks are read again from the attached response
         if locked.status != Status.QUEUED.value:
             document_requeue(document_id=locked.pk)

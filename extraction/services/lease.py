@@ -5,8 +5,11 @@ document's `attempts` after the claim. While the work runs, a thread renews `hea
 conditional update on that token; the reaper takes back only documents whose heartbeat is older than
 PROCESSING_LEASE_SECONDS. When a renewal matches no row, someone else holds the document now: the lease
 is lost, the callbacks registered with `on_lost` run (closing the LLM connection at once) and the worker's
-next check raises ClaimLost. Every final write of the run is fenced by the same token, so a worker that
-lost its claim can never finish a document twice.
+next check raises ClaimLost. The worker checks at every step (each page it renders, reads or stores, each
+round of the loop), and a check asks the database itself: the renewing thread looks only every quarter of
+the lease, and a worker whose document another run took stops at its next step, not that much later.
+Every final write of the run is fenced by the same token, so a worker that lost its claim can never finish
+a document twice.
 """
 
 from __future__ import annotations
@@ -18,7 +21,7 @@ from contextlib import contextmanager
 from datetime import timedelta
 
 from django.conf import settings
-from django.db import close_old_connections, connection
+from django.db import DatabaseError, close_old_connections, connection
 from django.utils import timezone
 
 from extraction.models import Document
@@ -41,6 +44,11 @@ def lease_renew(*, document_id: int, claim: int) -> bool:
         heartbeat_at=timezone.now()) == 1
 
 
+def lease_held(*, document_id: int, claim: int) -> bool:
+    """Whether the document is still processing under this claim (no other run took it since)."""
+    return Document.objects.filter(pk=document_id, status=Status.PROCESSING.value, attempts=claim).exists()
+
+
 class Lease:
     def __init__(self, *, document_id: int, claim: int):
         self.document_id = document_id
@@ -55,6 +63,16 @@ class Lease:
         return self._lost.is_set()
 
     def check(self) -> None:
+        """Raise ClaimLost when the document is no longer this claim's. Called between the steps of the work,
+        from the working thread (it queries on that thread's connection)."""
+        if not self._lost.is_set():
+            try:
+                held = lease_held(document_id=self.document_id, claim=self.claim)
+            except DatabaseError:  # the database is away: the renewals decide, as they do for a stalled worker
+                log.warning("document %s: could not check the lease", self.document_id, exc_info=True)
+                held = True
+            if not held:
+                self.mark_lost()
         if self._lost.is_set():
             raise ClaimLost(f"document {self.document_id}: the claim {self.claim} was taken back")
 

@@ -1,12 +1,15 @@
 """Process one document: render its pages, OCR them into blocks, run the extraction loop.
 
-Each step writes its own rows; a fault ends the document as FAILED with a message, retryable.
+Each step writes its own rows; a fault ends the document as FAILED with a message, retryable. The worker
+checks its lease between steps (each page rendered, read and stored; each round of the loop), so a worker
+whose document another run took stops at its next step and writes nothing more.
 """
 
 from __future__ import annotations
 
 import logging
 import tempfile
+from collections.abc import Callable
 from pathlib import Path
 
 from botocore.exceptions import BotoCoreError, ClientError
@@ -17,7 +20,7 @@ from django.utils import timezone
 
 from extraction import render
 from extraction.models import Block, Document, Page
-from extraction.ocr.blocks import OcrError, OcrPage, PageImage, SourceDocument
+from extraction.ocr.blocks import OcrEngine, OcrError, OcrPage, PageImage, SourceDocument
 from extraction.second_engine import page_words
 from extraction.services.dispatch import documents_dispatch, documents_dispatch_pending
 from extraction.services.engines import engine_for
@@ -53,7 +56,7 @@ def document_process(*, document_id: int, options: dict | None = None, task_id: 
             lease.check()
             engine = (options or {}).get("ocr_engine")  # a re-run with another engine reads the pages again
             if engine or not document.pages.exists() or not document.blocks.exists():
-                document_read(document=document, engine=engine)
+                document_read(document=document, engine=engine, check=lease.check)
             lease.check()
             return extraction_run(document=document, options=options, lease=lease)
         except ClaimLost:
@@ -77,18 +80,28 @@ def document_process(*, document_id: int, options: dict | None = None, task_id: 
             return "failed"
 
 
-def document_read(*, document: Document, engine: str | None = None) -> list[Page]:
-    """Render and OCR a document (with `engine`, else the batch's), replacing its pages and blocks."""
+def _carry_on() -> None:
+    pass
+
+
+def document_read(*, document: Document, engine: str | None = None, check: Callable[[], None] = _carry_on
+                  ) -> list[Page]:
+    """Render and OCR a document (with `engine`, else the batch's), replacing its pages and blocks.
+
+    `check` (the worker's Lease.check) runs between pages; what it raises stops the read and stores nothing."""
     with tempfile.TemporaryDirectory(prefix="proofdesk-pages-") as tmp, local_path(document.original.name) as source:
         rendered = render.render_document(
             source=source, kind=document.kind, out_dir=Path(tmp), dpi=settings.RENDER_DPI,
-            renderer=settings.RENDERER, max_pages=settings.UPLOAD_MAX_PAGES,
+            renderer=settings.RENDERER, max_pages=settings.UPLOAD_MAX_PAGES, check=check,
         )
-        ocr_pages = _ocr(document=document, source=source, rendered=rendered, engine=engine)
-        second = _second_reading(document=document, source=source, rendered=rendered, read=ocr_pages)
+        ocr_pages = _ocr(document=document, source=source, rendered=rendered, engine=engine, check=check)
+        second = _second_reading(document=document, source=source, rendered=rendered, read=ocr_pages, check=check)
         with transaction.atomic():
             document.pages.all().delete()
-            pages = [_save_page(document=document, rendered_page=r) for r in rendered]
+            pages = []
+            for rendered_page in rendered:
+                check()  # raised inside the transaction: the pages stored so far are rolled back
+                pages.append(_save_page(document=document, rendered_page=rendered_page))
             by_number = {p.number: p for p in pages}
             for ocr_page in ocr_pages:
                 page = by_number.get(ocr_page.number)
@@ -102,20 +115,40 @@ def document_read(*, document: Document, engine: str | None = None) -> list[Page
     return pages
 
 
-def _ocr(*, document: Document, source: Path, rendered: list[render.RenderedPage], engine: str | None = None
-         ) -> list[OcrPage]:
+def _ocr(*, document: Document, source: Path, rendered: list[render.RenderedPage], engine: str | None = None,
+         check: Callable[[], None] = _carry_on) -> list[OcrPage]:
     if document.textract_import and not engine:
         from extraction.ocr.textract_json import load_textract_json
 
         with document.textract_import.open("rb") as fh:
             return load_textract_json(fh.read())
-    reader = engine_for(engine or document.batch.ocr_engine or settings.OCR_ENGINE)
+    name = engine or document.batch.ocr_engine or settings.OCR_ENGINE
     images = [PageImage(number=r.number, path=r.path, width=r.width, height=r.height) for r in rendered]
-    return reader.read(SourceDocument(path=source, kind=document.kind, pages=images))
+    return _read_in_steps(engine_for(name), name=name, source=source, kind=document.kind, images=images, check=check)
 
 
-def _second_reading(*, document: Document, source: Path, rendered: list[render.RenderedPage], read: list[OcrPage]
-                    ) -> dict[int, tuple[str, list]]:
+# Engines that read the original file as one job (Textract: one asynchronous job per PDF, and a one-page
+# "document" would be sent the original file): they are given every page at once.
+_WHOLE_FILE_ENGINES = frozenset({"textract"})
+
+
+def _read_in_steps(reader: OcrEngine, *, name: str, source: Path, kind: str, images: list[PageImage],
+                   check: Callable[[], None]) -> list[OcrPage]:
+    """The engine's pages, read OCR_PAGE_WORKERS pages at a time (the pages an engine reads at once) with
+    `check` before each step, so a worker that lost its document stops at its next page."""
+    if name in _WHOLE_FILE_ENGINES:
+        check()
+        return reader.read(SourceDocument(path=source, kind=kind, pages=images))
+    step = max(1, settings.OCR_PAGE_WORKERS)
+    pages: list[OcrPage] = []
+    for start in range(0, len(images), step):
+        check()
+        pages += reader.read(SourceDocument(path=source, kind=kind, pages=images[start:start + step]))
+    return pages
+
+
+def _second_reading(*, document: Document, source: Path, rendered: list[render.RenderedPage], read: list[OcrPage],
+                    check: Callable[[], None] = _carry_on) -> dict[int, tuple[str, list]]:
     """page number -> (engine, words) as settings.OCR_SECOND_ENGINE reads the pages another engine read; empty
     when it is not set. A failure is logged and the document goes on without it (the signal stays neutral)."""
     name = settings.OCR_SECOND_ENGINE
@@ -127,7 +160,8 @@ def _second_reading(*, document: Document, source: Path, rendered: list[render.R
     if not images:
         return {}
     try:
-        pages = engine_for(name).read(SourceDocument(path=source, kind=document.kind, pages=images))
+        pages = _read_in_steps(engine_for(name), name=name, source=source, kind=document.kind, images=images,
+                               check=check)
     except (OcrError, BotoCoreError, ClientError) as exc:
         log.warning("document %s: the second OCR engine (%s) could not read it: %s", document.pk, name, exc)
         return {}

@@ -85,11 +85,11 @@ def rerun_options(*, llm_model: str = "", llm_input: str = "", max_rounds: int |
 
 
 def rerun_candidates(*, batch: Batch, scope: str):
-    """The documents a scope would re-run: finished, not duplicates, with their file."""
+    """The documents a scope would re-run: finished, not duplicates, with their file accepted at upload."""
     if scope not in SCOPES:
         raise RerunError(f"Re-run 'failed', 'flagged' or 'all' documents, not {scope!r}.")
     return (Document.objects.filter(batch=batch, status__in=SCOPES[scope], duplicate_of__isnull=True)
-            .exclude(original="").order_by("id"))
+            .exclude(original="").exclude(kind="").order_by("id"))
 
 
 def batch_rerun(*, batch: Batch, user, scope: str, options: dict) -> RerunResult:

@@ -10,7 +10,16 @@ from typing import Any
 
 from pydantic import BaseModel, ConfigDict, Field, create_model
 
-from extraction.doctypes.base import Amount, Count, DocumentType, FieldGroup, Proved, fields_group, table_group
+from extraction.doctypes.base import (
+    Amount,
+    Count,
+    DocumentType,
+    EditedAmount,
+    FieldGroup,
+    Proved,
+    fields_group,
+    table_group,
+)
 from extraction.typedef.kinds import IMPLIED_LABELS, implied_rules
 from extraction.typedef.rules import rule_make
 from extraction.typedef.spec import FieldSpec, TypeSpec
@@ -22,7 +31,8 @@ __all__ = ["doctype_build"]
 # a share is kept as the document writes it ("1/3", "33.33%", 0.5) and read exactly by the rules
 _VALUE_TYPES: dict[str, Any] = {"text": str, "date": str, "code": str, "choice": str, "currency": str,
                                 "number": Amount, "money": Amount, "count": int, "fraction": str | int | float}
-_EDIT_TYPES: dict[str, Any] = {**_VALUE_TYPES, "count": Count, "fraction": str}
+_EDIT_TYPES: dict[str, Any] = {**_VALUE_TYPES, "number": EditedAmount, "money": EditedAmount, "count": Count,
+                                "fraction": str}
 _HINTS = {
     "text": "as printed",
     "number": "a plain number with a dot for decimals",

@@ -7,6 +7,7 @@ Each verdict is given once: the write is a conditional UPDATE on a pending item.
 
 from __future__ import annotations
 
+import re
 import secrets
 from dataclasses import dataclass
 from decimal import Decimal, InvalidOperation
@@ -25,6 +26,10 @@ from reviewer.models import AuditItem, AuditSample
 # The code of the violation a disagreement adds to the document's current extraction.
 AUDIT_DISAGREE_CODE = "audit_disagree"
 MAX_SEED = 2**53  # seeds stay exact in JSON and in a browser's number input
+# A requested count is kept in AuditSample.requested_value (7 digits, 2 of them decimals).
+MAX_COUNT = 99_999
+# ASCII digits, few enough to read: str.isdigit() also takes '²', which int() refuses.
+WHOLE_NUMBER = re.compile(r"[0-9]{1,20}")
 
 
 class AuditError(Exception):
@@ -38,6 +43,11 @@ class SampleRequest:
     seed: int
 
 
+def _shown(text: str) -> str:
+    """What the supervisor typed, quoted and short enough for a message."""
+    return repr(text if len(text) <= 40 else text[:40] + "…")
+
+
 def sample_request(*, count: str | int | None = None, percent: str | float | None = None,
                    seed: str | int | None = None) -> SampleRequest:
     """Check what a supervisor asked for (a count or a percentage, optionally a seed); raise AuditError."""
@@ -46,22 +56,23 @@ def sample_request(*, count: str | int | None = None, percent: str | float | Non
     if (count is None) == (percent is None):
         raise AuditError("Give either a number of documents or a percentage, not both.")
     if count is not None:
-        if not count.isdigit() or int(count) < 1:
-            raise AuditError(f"{count!r} is not a number of documents (a whole number, at least 1).")
+        if not WHOLE_NUMBER.fullmatch(count) or not 1 <= int(count) <= MAX_COUNT:
+            raise AuditError(f"{_shown(count)} is not a number of documents (a whole number from 1 to {MAX_COUNT}).")
         kind, value = AuditSample.Requested.COUNT, Decimal(int(count))
     else:
         try:
             value = Decimal(percent.rstrip("%").strip())
         except InvalidOperation:
-            raise AuditError(f"{percent!r} is not a percentage.") from None
-        if not (0 < value <= 100) or value != value.quantize(Decimal("0.01")):
+            raise AuditError(f"{_shown(percent)} is not a percentage.") from None
+        # NaN and infinities are Decimals too; NaN cannot even be compared, so they are refused first.
+        if not value.is_finite() or not (0 < value <= 100) or value != value.quantize(Decimal("0.01")):
             raise AuditError("The percentage must be above 0 and at most 100, with at most two decimals.")
         kind = AuditSample.Requested.PERCENT
     if seed in (None, ""):
         seed_value = secrets.randbelow(MAX_SEED)
     else:
         text = str(seed).strip()
-        if not text.isdigit() or int(text) >= MAX_SEED:
+        if not WHOLE_NUMBER.fullmatch(text) or int(text) >= MAX_SEED:
             raise AuditError(f"The seed must be a whole number from 0 to {MAX_SEED - 1}.")
         seed_value = int(text)
     return SampleRequest(kind=kind, value=value, seed=seed_value)

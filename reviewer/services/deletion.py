@@ -2,11 +2,15 @@
 
 from __future__ import annotations
 
+import logging
+
 from django.db import transaction
 
 from extraction.models import Batch, Block, Document, Page, Upload
 from extraction.states import Status
 from reviewer.models import BatchDeletion
+
+log = logging.getLogger(__name__)
 
 
 class DeletionError(Exception):
@@ -39,6 +43,7 @@ def batch_delete(*, batch_id: int, confirm_name: str, user, reason: str = ""):
 
 
 def _delete_files(names: list[str]) -> None:
+    from botocore.exceptions import BotoCoreError, ClientError
     from django.core.files.storage import default_storage
 
     for name in names:
@@ -46,3 +51,5 @@ def _delete_files(names: list[str]) -> None:
             default_storage.delete(name)
         except OSError:
             pass  # a file already gone is what we wanted
+        except (BotoCoreError, ClientError):  # the store is away: the batch is gone, its file stays behind
+            log.warning("could not delete %s from the file store; it is left there", name, exc_info=True)

@@ -21,7 +21,7 @@ from extraction.models import Batch, Document, Extraction, FieldValue, ReviewEve
 from extraction.services.transitions import document_transition
 from extraction.states import Status
 from reviewer.models import FieldAuditItem, FieldAuditSample
-from reviewer.services.audit import AUDIT_DISAGREE_CODE, MAX_SEED, AuditError, rules_on_fields
+from reviewer.services.audit import AUDIT_DISAGREE_CODE, MAX_SEED, WHOLE_NUMBER, AuditError, rules_on_fields
 
 MAX_PER_STRATUM = 1000
 
@@ -42,7 +42,7 @@ def field_audit_population(*, batch: Batch) -> dict[str, list[int]]:
 
 def _whole(raw, *, name: str, low: int, high: int) -> int:
     text = str(raw if raw is not None else "").strip()
-    if not text.isdigit() or not low <= int(text) <= high:
+    if not WHOLE_NUMBER.fullmatch(text) or not low <= int(text) <= high:
         raise AuditError(f"{name} must be a whole number from {low} to {high}.")
     return int(text)
 

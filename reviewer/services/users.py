@@ -1,13 +1,15 @@
 """Accounts, managed by admins on the app's own pages: create, set roles, deactivate, reset a password.
 
 An admin can never lock the app out: nobody removes the admin role from, or deactivates, the last active
-admin, and an admin does neither to themselves.
+admin, and an admin does neither to themselves. No two names differ only in case or in Unicode form: the
+model stores a name NFKC-normalised, so "ｒｅｖ１" is "rev1".
 """
 
 from __future__ import annotations
 
 from django.contrib.auth.models import Group, User
-from django.db import transaction
+from django.db import IntegrityError, transaction
+from django.db.models import Q, QuerySet
 
 from reviewer.roles import ADMIN, ROLES
 
@@ -16,10 +18,16 @@ class UserError(Exception):
     """A change to an account that cannot be made; the message is for the admin."""
 
 
-def _other_active_admins(user: User) -> int:
-    return (User.objects.filter(is_active=True).exclude(pk=user.pk)
-            .filter(groups__name=ADMIN).distinct().count() + User.objects.filter(is_active=True, is_superuser=True)
-            .exclude(pk=user.pk).exclude(groups__name=ADMIN).count())
+def _active_admins() -> QuerySet[User]:
+    in_admin = User.groups.through.objects.filter(group__name=ADMIN).values("user_id")
+    return User.objects.filter(Q(is_superuser=True) | Q(pk__in=in_admin), is_active=True)
+
+
+def _lock_active_admins() -> None:
+    """Two admins demoting each other at once would each count the other and both succeed. Every change of
+    roles locks all active admins first (in one order, so two cannot deadlock): the second waits for the
+    first to commit, and its count, a new statement, sees what the first did."""
+    list(_active_admins().order_by("pk").select_for_update().values_list("pk", flat=True))
 
 
 def _keep_an_admin(*, user: User, actor: User, losing_admin: bool) -> None:
@@ -27,15 +35,21 @@ def _keep_an_admin(*, user: User, actor: User, losing_admin: bool) -> None:
         return
     if user.pk == actor.pk:
         raise UserError("You cannot take away your own admin role or deactivate yourself; ask another admin.")
-    if _other_active_admins(user) == 0:
+    if not _active_admins().exclude(pk=user.pk).exists():
         raise UserError(f"{user.username} is the last active admin: make someone else admin first.")
 
 
 @transaction.atomic
 def user_create(*, username: str, email: str, password: str, roles: list[str]) -> User:
+    username = User.normalize_username(username)  # checked as it will be stored
+    taken = f"There is already a user named {username}."
     if User.objects.filter(username__iexact=username).exists():
-        raise UserError(f"There is already a user named {username}.")
-    user = User.objects.create_user(username=username, email=email, password=password)
+        raise UserError(taken)
+    try:
+        with transaction.atomic():
+            user = User.objects.create_user(username=username, email=email, password=password)
+    except IntegrityError:
+        raise UserError(taken) from None  # another request stored the name since the check
     user.groups.set(Group.objects.filter(name__in=[r for r in roles if r in ROLES]))
     return user
 
@@ -43,6 +57,8 @@ def user_create(*, username: str, email: str, password: str, roles: list[str]) -
 @transaction.atomic
 def user_update(*, user: User, actor: User, roles: list[str], is_active: bool) -> User:
     wanted = {r for r in roles if r in ROLES}
+    _lock_active_admins()
+    user.refresh_from_db(fields=["is_active", "is_superuser"])  # as of the lock, not of the request's start
     had_admin = user.is_active and (user.is_superuser or user.groups.filter(name=ADMIN).exists())
     keeps_admin = is_active and (ADMIN in wanted or user.is_superuser)
     _keep_an_admin(user=user, actor=actor, losing_admin=had_admin and not keeps_admin)

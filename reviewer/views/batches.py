@@ -1,14 +1,18 @@
 import tempfile
 from pathlib import Path
 
+from django.conf import settings
 from django.contrib import messages
 from django.http import HttpRequest, HttpResponse
+from django.http.multipartparser import MultiPartParserError
 from django.shortcuts import get_object_or_404, redirect, render
+from django.urls import reverse
+from django.views import defaults
 
 from extraction import selectors
 from extraction.models import Batch
-from extraction.services.ingest import IncomingFile, batch_create_from_files
-from reviewer.access import role_required
+from extraction.services.ingest import NAME_MAX_BYTES, IncomingFile, batch_create_from_files, clean_filename
+from reviewer.access import has_role, role_required
 from reviewer.forms import UploadForm
 from reviewer.roles import ADMIN, SUPERVISOR
 from reviewer.services.deletion import DeletionError
@@ -53,10 +57,31 @@ def batch_upload(request: HttpRequest) -> HttpResponse:
                     "They are sent on their own within a minute of the queue coming back: do not upload them again.")
             else:
                 messages.success(request, f"Batch {batch.name} created; its documents are queued.")
+            shortened = [short for f in form.cleaned_data["files"] if (short := clean_filename(f.name)) != f.name]
+            if shortened:  # names past what a store holds (and past the parser's default, reviewer.apps)
+                messages.info(request, f"{len(shortened)} file name{'s were' if len(shortened) != 1 else ' was'} "
+                              f"longer than a stored file's name may be ({NAME_MAX_BYTES} bytes), so "
+                              f"{'they are' if len(shortened) != 1 else 'it is'} kept shortened: {', '.join(shortened)}")
             return redirect("batch_detail", batch_id=batch.id)
     else:
         form = UploadForm()
     return render(request, "batches/upload.html", {"form": form})
+
+
+def bad_request(request: HttpRequest, exception: Exception) -> HttpResponse:
+    """handler400: Django's, except for an upload whose multipart body the parser refused (a file's headers,
+    its name among them, over UPLOAD_MAX_PART_HEADER_BYTES): the upload page says why, to an admin."""
+    if (isinstance(exception, MultiPartParserError) and request.path == reverse("batch_upload")
+            and hasattr(request, "user") and has_role(request.user, ADMIN)):
+        if "header size" in str(exception):  # Django names no file: the part is refused before its name is read
+            reason = (f"the name of one of its files is over {settings.UPLOAD_MAX_PART_HEADER_BYTES // 1024} KB, "
+                      "longer than any file system gives a file. Rename that file and upload the batch again.")
+        else:
+            reason = f"{exception} Upload the batch again."
+        return render(request, "batches/upload.html", {
+            "form": UploadForm(), "upload_error": f"The upload could not be read, so nothing was uploaded: {reason}",
+        }, status=400)
+    return defaults.bad_request(request, exception)
 
 
 def _create_batch(request: HttpRequest, form: UploadForm) -> Batch:

@@ -10,6 +10,7 @@ from pathlib import Path
 from django.contrib import messages
 from django.http import Http404, HttpRequest, HttpResponse
 from django.shortcuts import redirect, render
+from django.urls import reverse
 
 from extraction.doctypes.registry import UnknownDocumentType, all_doctypes, doctype_from_data, get_doctype
 from extraction.models import Batch, Document
@@ -67,14 +68,18 @@ def doctype_edit(request: HttpRequest, name: str | None = None) -> HttpResponse:
                     messages.info(request, f"Nothing changed since version {version.version}; nothing saved.")
                 return redirect("doctype_edit", name=version.name)
             if action == "try":
-                trial_document = _try(request, data)
+                # Post/redirect/get: the draft page comes back from its trial, so Back from the desk (pages are
+                # never stored by the browser) asks for the page again instead of resending the form
+                batch_id = _try(request, data).batch_id
+                return redirect(f"{reverse('doctype_edit', args=[name]) if name else reverse('doctype_new')}"
+                                f"?trial={batch_id}")
             else:
                 spec_parse(data)
         except DefinitionError as err:
             problems = err.problems
     elif request.GET.get("trial"):
-        data = get_trial(request, int(request.GET["trial"]) if request.GET["trial"].isdigit() else 0).settings[
-            "definition"]
+        trial = get_trial(request, int(request.GET["trial"]) if request.GET["trial"].isdigit() else 0)
+        data, trial_document = trial.settings["definition"], trial.documents.first()
     elif saved is not None:
         data = saved.definition
     elif request.GET.get("from"):
@@ -101,7 +106,7 @@ def _shipped(name: str) -> dict:
     return {**definition.as_data(), "name": ""}
 
 
-def _try(request: HttpRequest, data: dict) -> Document | None:
+def _try(request: HttpRequest, data: dict) -> Document:
     upload = request.FILES.get("sample")
     if upload is None:
         raise DefinitionError(["choose a document to try the type on"])

@@ -8,7 +8,6 @@ from django.views.decorators.http import require_POST
 
 from extraction.intake import IntakeError
 from extraction.models import Document
-from extraction.ocr.blocks import OcrError
 from extraction.services.ingest import document_attach_textract
 from extraction.services.requeue import document_requeue
 from reviewer.access import role_required
@@ -29,10 +28,13 @@ def document_retry(request: HttpRequest, document_id: int) -> HttpResponse:
     document = get_document_for_admin(request, document_id)
     if document.duplicate_of_id:
         messages.error(request, f"{document.filename} is a duplicate; it is not processed twice.")
+    elif not document.kind:  # refused at upload: a retry would read the same bytes
+        messages.error(request, f"{document.filename} was refused at upload ({document.error_message}); a retry "
+                                "would read the same file: upload a good copy instead.")
     elif document_requeue(document_id=document.id):
         messages.success(request, f"{document.filename} is queued again.")
-    else:
-        messages.error(request, f"{document.filename} is {document.status}; only finished documents can be re-run.")
+    else:  # only a finished document moves (in the same guarded update): this one is queued or running
+        messages.error(request, f"{document.filename} is still being processed; retry when it has finished.")
     return redirect("batch_detail", batch_id=document.batch_id)
 
 
@@ -49,9 +51,10 @@ def document_textract(request: HttpRequest, document_id: int) -> HttpResponse:
             messages.error(request, "That file is over 50 MB; a Textract response for one document is far smaller.")
             return redirect("batch_detail", batch_id=document.batch_id)
         try:
-            document_attach_textract(document=document, data=upload.read(), filename=upload.name)
-        except (OcrError, IntakeError) as exc:
+            document_attach_textract(document=document, content=upload, filename=upload.name)
+        except IntakeError as exc:
             messages.error(request, f"{document.filename}: {exc}")
         else:
-            messages.success(request, f"{document.filename} will be read from the attached Textract response.")
+            messages.success(request, f"{document.filename} will be read from the attached Textract response "
+                                      "(a file that is not one fails the document with the reason).")
     return redirect("batch_detail", batch_id=document.batch_id)

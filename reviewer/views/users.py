@@ -4,9 +4,10 @@ from __future__ import annotations
 
 from django import forms
 from django.contrib import messages
-from django.contrib.auth.forms import SetPasswordForm
+from django.contrib.auth.forms import SetPasswordForm, UsernameField
 from django.contrib.auth.models import User
 from django.contrib.auth.password_validation import validate_password
+from django.core.validators import RegexValidator
 from django.http import HttpRequest, HttpResponse
 from django.shortcuts import get_object_or_404, redirect, render
 
@@ -18,8 +19,9 @@ ROLE_CHOICES = [(r, r) for r in ROLES]
 
 
 class UserCreateForm(forms.Form):
-    username = forms.RegexField(regex=r"^[\w.@+-]{1,150}$", max_length=150,
-                                error_messages={"invalid": "Letters, digits and @ . + - _ only."})
+    # NFKC-normalised first, as the model stores it: normalising can change a name's letters and length.
+    username = UsernameField(max_length=150, validators=[
+        RegexValidator(r"^[\w.@+-]+\Z", "Letters, digits and @ . + - _ only.")])
     email = forms.EmailField(required=False)
     roles = forms.MultipleChoiceField(choices=ROLE_CHOICES, widget=forms.CheckboxSelectMultiple, required=False)
     password = forms.CharField(widget=forms.PasswordInput(attrs={"autocomplete": "new-password"}))

@@ -174,6 +174,14 @@
     window.history.replaceState(null, "", url.toString());
   }
 
+  /* A stage's markup to swap in again later: without the styles the viewer set on it, which markup would carry
+     as style attributes that the Content-Security-Policy refuses. */
+  function stageMarkup(stage) {
+    var copy = stage.cloneNode(true);
+    copy.removeAttribute("style");
+    Array.prototype.forEach.call(copy.querySelectorAll("[style]"), function (el) { el.removeAttribute("style"); });
+    return copy.outerHTML;
+  }
   function stageUrl(n) { return desk.getAttribute("data-proof-url") + "?page=" + encodeURIComponent(n); }
   function goToPage(n) {
     var stage = $("#page-stage");
@@ -192,7 +200,7 @@
     var total = Math.min(parseInt(stage.getAttribute("data-pages") || "1", 10), PREFETCH);
     var here = stage.getAttribute("data-page");
     for (var n = 1; n <= total; n++) {
-      if (String(n) === here) { stages[n] = stage.outerHTML; continue; }
+      if (String(n) === here) { stages[n] = stageMarkup(stage); continue; }
       (function (page) {
         window.fetch(stageUrl(page), { headers: { "HX-Request": "true" }, credentials: "same-origin" })
           .then(function (r) { return r.ok ? r.text() : null; })
@@ -383,7 +391,7 @@
     }
     var stage = $("#page-stage");
     if (target && stage && (target === stage || target.id === "page-stage" || !document.body.contains(target))) {
-      stages[stage.getAttribute("data-page")] = stage.outerHTML;
+      stages[stage.getAttribute("data-page")] = stageMarkup(stage);
       stageSwapped();
     }
     var fields = $("#fields");

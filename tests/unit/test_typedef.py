@@ -7,7 +7,7 @@ from pathlib import Path
 
 import pytest
 
-from extraction.doctypes.base import DocumentType
+from extraction.doctypes.base import DocumentType, EditRefused
 from extraction.typedef.build import doctype_build
 from extraction.typedef.check import DefinitionError, spec_parse
 from extraction.typedef.expressions import ExpressionError, parse_expression
@@ -289,6 +289,20 @@ def test_the_desk_shows_single_fields_and_a_table_and_edits_are_typed():
     edited = doctype.edit_answer(doctype.parse_answer(answer()), "lines[1].amount", "20,50")
     assert edited["lines"][1]["amount"]["value"] == 20.5
     assert doctype.rule_labels["lines_add_up"] == "Lines do not add up"
+
+
+@pytest.mark.parametrize(("path", "raw", "says"), [
+    ("lines[1].amount", "1" + "0" * 30, "no more than 15 digits"),
+    ("total", "0.0000000000000001", "no more than 15 digits"),
+    ("lines[0].qty", str(10**12), "less than or equal to 1000000000"),
+    ("total_words", "x" * 1001, "at most 1000 characters"),
+])
+def test_a_defined_types_edit_beyond_its_kinds_bounds_is_refused(path, raw, says):
+    doctype = doctype_build(spec_parse(bill()))
+    with pytest.raises(EditRefused, match=says):
+        doctype.edit_answer(doctype.parse_answer(answer()), path, raw)
+    edited = doctype.edit_answer(doctype.parse_answer(answer()), "total", "999999999999.99")
+    assert edited["total"]["value"] == 999999999999.99
 
 
 # --- files ---

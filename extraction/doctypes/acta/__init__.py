@@ -4,9 +4,9 @@ plus valid / null / total votes, all of which must agree with each other."""
 from __future__ import annotations
 
 import re
-from typing import Any
+from typing import Annotated, Any
 
-from pydantic import BaseModel, ConfigDict
+from pydantic import BaseModel, ConfigDict, Field
 
 from extraction.doctypes.acta.layout import CANDIDATES, ROWS
 from extraction.doctypes.acta.rules import ACTA_ID_EXAMPLE, RULES, TOTALS
@@ -109,9 +109,15 @@ def party_of(answer: dict[str, Any], path: str) -> str | None:
     return party if isinstance(party, str) and party.strip() else None
 
 
+# The acta code's form is 12 characters (050201001.01). A reviewer may save a code that misses the form, with
+# what is printed around it (the acta_id_format rule says so, as it does for a model's), but no text of another
+# size: ACTA_ID_MAX_CHARS leaves room for a label and spaces.
+ACTA_ID_MAX_CHARS = 40
+ActaCode = Annotated[str, Field(max_length=ACTA_ID_MAX_CHARS)]
+
 # Reviewers correct what was read: the id, the counts and their words. Party names are the printed form
 # itself (rows_layout checks them), never a reviewer's input.
-EDITABLE = {"acta_id": str, "rows[*].votes": Count, "rows[*].votes_words": str,
+EDITABLE = {"acta_id": ActaCode, "rows[*].votes": Count, "rows[*].votes_words": str,
             **{key: Count for key, _ in TOTALS}, **{f"{key}_words": str for key, _ in TOTALS}}
 
 DOCTYPE = DocumentType(
