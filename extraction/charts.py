@@ -141,7 +141,7 @@ def reliability_chart(bins: Sequence[tuple[float, float, int, float | None, floa
                       size: int = 300) -> str:
     """A reliability diagram: per confidence bin (low, high, count, mean confidence, share right), a bar up
     to the share right; the diagonal is perfect calibration. Empty bins draw nothing."""
-    pad, plot = 36, size - 48
+    pad, plot = 50, size - 74  # room on the left for "100 %", on the right for half of it, below for two lines
 
     def x(p: float) -> float:
         return pad + p * plot
@@ -158,10 +158,10 @@ def reliability_chart(bins: Sequence[tuple[float, float, int, float | None, floa
         f'stroke-dasharray="4 3"/>',
     ]
     for tick in (0, 0.5, 1):
-        parts.append(f'<text x="{x(tick):.1f}" y="{size - 22}" text-anchor="middle" fill="#6b7280">'
+        parts.append(f'<text x="{x(tick):.1f}" y="{y(0) + 18:.0f}" text-anchor="middle" fill="#6b7280">'
                      f'{int(tick * 100)} %</text>'
-                     f'<text x="{pad - 4}" y="{y(tick) + 4:.1f}" text-anchor="end" fill="#6b7280">{int(tick * 100)} %</text>')
-    parts.append(f'<text x="{x(0.5):.1f}" y="{size - 6}" text-anchor="middle" fill="#6b7280">confidence</text>')
+                     f'<text x="{pad - 6}" y="{y(tick) + 4:.1f}" text-anchor="end" fill="#6b7280">{int(tick * 100)} %</text>')
+    parts.append(f'<text x="{x(0.5):.1f}" y="{y(0) + 36:.0f}" text-anchor="middle" fill="#6b7280">confidence</text>')
     for low, high, count, mean, right in bins:
         if not count or right is None:
             continue

@@ -251,11 +251,37 @@ def _resolve_refs(node: dict[str, Any], ctx: RuleContext, memo: dict[Any, list[R
             index = block_index(ctx)
             found = resolve_proof(ref, prompt=ctx.prompt, index=index, ctx=ctx, anchor=anchor)
             memo[key] = [w for f in found for w in narrow_to_words(f, value, index=index, ctx=ctx, anchor=anchor)]
-        for found in memo[key]:
+        found_now = memo[key]
+        if found_now and all(f.block_id in seen for f in found_now):
+            # the same word cited again ("CERO OCHO CERO CINCO"): its next occurrence, not the first twice
+            found_now = _next_occurrence(ref, value, ctx, anchor, seen) or found_now
+        for found in found_now:
             if found.block_id not in seen:
                 seen.add(found.block_id)
                 out.append(found)
     return out
+
+
+def _next_occurrence(ref: Any, value: Any, ctx: RuleContext, anchor: str | None,
+                     cited: set[str]) -> list[ResolvedProof]:
+    """A WORD cited again on its line: the first of its exact occurrences on that line, in reading order, that
+    the proof has not cited yet (a WORD names its text, not its place, so a repeated word resolves to the
+    first one each time); [] when there is none."""
+    try:
+        ref = ref if isinstance(ref, WordProof) else _REF.validate_python(ref)
+    except pydantic.ValidationError:
+        return []
+    if not isinstance(ref, WordProof) or ctx.prompt is None:
+        return []
+    index = block_index(ctx)
+    line = index.by_id.get(ctx.prompt.line_ids.get(ref.line, ""))
+    if line is None:
+        return []
+    for span in _match_spans(ref.value, index.words_of(line.id), allow_fuzzy=False, every=True):
+        if not any(w.id in cited for w in span):
+            return [w for f in _as_found(span, ref.value)
+                    for w in narrow_to_words(f, value, index=index, ctx=ctx, anchor=anchor)]
+    return []
 
 
 def resolve_proofs(answer: dict[str, Any], ctx: RuleContext) -> dict[str, list[ResolvedProof]]:

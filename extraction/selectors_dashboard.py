@@ -35,6 +35,11 @@ def rule_label(code: str) -> str:
     return _rule_label(code)
 
 
+def batch_in_progress(*, batch: Batch) -> int:
+    """How many of the batch's documents are queued or processing (one count: the dashboard's idle poll)."""
+    return Document.objects.filter(batch=batch, status__in=(Status.QUEUED.value, Status.PROCESSING.value)).count()
+
+
 # --- truth (pure) --------------------------------------------------------------------------------------
 
 
@@ -283,7 +288,9 @@ def batch_runs(*, batch: Batch, max_documents: int = 200) -> dict[str, Any]:
             wrong = truth_mismatches(answers[e["id"]], truth, doctype=doctype) if e["id"] in answers else None
             cells.append({
                 "id": e["id"], "started_at": e["started_at"], "stop_reason": e["stop_reason"] or "unfinished",
-                "rounds": len(rs), "rules": sorted(_best_round_codes(e, rs)) if rs else [],
+                "rounds": len(rs),
+                # (code, label): the page names each rule as people do and keeps the code beside it
+                "rules": [(code, rule_label(code)) for code in sorted(_best_round_codes(e, rs))] if rs else [],
                 "model": (e.get("settings") or {}).get("model") or e["reader"],
                 "type_version": (e.get("settings") or {}).get("type_version"),
                 "truth_wrong": None if wrong is None else len(wrong),

@@ -48,4 +48,4 @@ def test_a_supervisor_judges_sampled_fields_on_the_page_and_reads_each_kinds_rat
     row = page.locator(f'#strata tr[data-kind="{first.kind}"]')
     expect(row.locator("[data-judged]")).to_have_text("1")
     expect(row.locator("[data-wrong]")).to_have_text("1")
-    assert row.locator("[data-rate]").inner_text().startswith("1.000 (")
+    assert row.locator("[data-rate]").inner_text().startswith("100.0 % (")

@@ -152,7 +152,7 @@ def test_the_desk_shows_the_fields_as_the_schema_groups_them_with_marks_and_conf
                       html, re.S)
     assert wrong and "⚠" in wrong.group(0)
     assert html.count('class="cell flagged"') == 2  # the rule involves the row's digits and its words
-    assert re.search(r'class="conf" title="OCR confidence">\d+%', html)
+    assert re.search(r'class="conf" title="OCR confidence: [^"]+">OCR \d+%', html)
     assert 'id="verify-form"' in html and "edit-link" in html
 
 

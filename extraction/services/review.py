@@ -36,6 +36,7 @@ from extraction.violations import Violation as RuleViolation
 GROUNDING_CODES = frozenset({"proof_found", "value_grounded"})
 PICKED = "reviewer"  # the `method` of a proof a reviewer picked on the page
 MAX_PICKED_BLOCKS = 200
+TYPED = "typed by the reviewer"  # the note of an edit whose value was typed, not taken from the page
 
 
 class ReviewError(Exception):
@@ -60,6 +61,10 @@ class InvalidValue(ReviewError):
 
 class NoteRequired(ReviewError):
     """Verifying while rules still fail needs the reviewer's reason."""
+
+
+class Unchanged(ReviewError):
+    """An edit or take whose value (and proof) is what the field already has: nothing was written."""
 
 
 @dataclass(frozen=True)
@@ -240,30 +245,46 @@ def _held_for_edit(*, document_id: int, user, expected_version: int) -> tuple[Do
     return document, extraction, extraction_doctype(extraction=extraction, batch=document.batch)
 
 
-def field_edit(*, document_id: int, user, path: str, raw_value: str | None, expected_version: int) -> EditResult:
-    """Set one field to the reviewer's value, re-run the rules and save the violations; one ReviewEvent."""
+def field_edit(*, document_id: int, user, path: str, raw_value: str | None, expected_version: int,
+               only_if_changed: bool = False) -> EditResult:
+    """Set one field to the reviewer's value, re-run the rules and save the violations; one ReviewEvent.
+    The event says the value was typed (not taken from the page); the stored proof stays, as the proof the
+    field had. With `only_if_changed` (the desk), typing again the value a reviewer set raises Unchanged
+    and writes nothing."""
     with transaction.atomic():
         # An invalid value raises and rolls the version bump back.
         document, extraction, doctype = _held_for_edit(document_id=document_id, user=user,
                                                        expected_version=expected_version)
         before = get_value(extraction.answer, path)
         answer, value = _parse_value(doctype=doctype, answer=extraction.answer, path=path, raw=raw_value)
+        fields = desk_fields(extraction=extraction)
+        proof_before = list(fields[path].proofs or []) if path in fields else []
+        # Typing again the value a reviewer set changes nothing; raised inside the transaction, so the version
+        # bump and the claim roll back. (Typing the model's own value confirms it: that is recorded.)
+        if only_if_changed and _same(value, before) and path in fields and fields[path].corrected:
+            raise Unchanged(f"The field already reads {value!r}; nothing changed.")
         Extraction.objects.filter(pk=extraction.pk).update(answer=answer)
-        fields = _field_save(extraction=extraction, fields=desk_fields(extraction=extraction), path=path,
-                             value=value, before=before)
+        fields = _field_save(extraction=extraction, fields=fields, path=path, value=value, before=before)
         violations = _revalidate(document=document, extraction=extraction, answer=answer, fields=fields, parsed=True)
         stored_before, stored = _violations_replace(extraction=extraction, violations=violations)
         ReviewEvent.objects.create(document_id=document_id, user=user, kind=ReviewEvent.Kind.EDIT, field=path,
-                                   before=before, after=value)
+                                   before=before, after=value, proof_before=[_brief(p) for p in proof_before],
+                                   note=TYPED)
     return _edited(document, extraction, answer, value=value, violations=violations, fields=fields,
                    stored=stored, stored_before=stored_before)
 
 
+def _same(value: Any, before: Any) -> bool:
+    """The value is the one the field holds (1, 1.0 and True told apart, as JSON does)."""
+    return type(value) is type(before) and value == before
+
+
 def _field_save(*, extraction: Extraction, fields: dict[str, DeskField], path: str, value: Any, before: Any,
-                proofs: list | None = None, confidence: float | None = None) -> dict[str, DeskField]:
+                proofs: list | None = None, confidence: float | None = None, corrected: bool = True
+                ) -> dict[str, DeskField]:
     """Store a reviewer's value (and, with `proofs`, its new proof and that proof's OCR confidence) for the
     field at `path`; the fields as they now are, from `fields` as they were (no second read)."""
-    changes: dict[str, Any] = {"value": value, "corrected": True}
+    changes: dict[str, Any] = {"value": value, "corrected": corrected}
     if proofs is not None:
         changes.update(proofs=proofs, confidence=confidence)
     old = fields.get(path)
@@ -271,7 +292,7 @@ def _field_save(*, extraction: Extraction, fields: dict[str, DeskField], path: s
         FieldValue.objects.create(extraction=extraction, path=path, model_value=before, position=len(fields),
                                   **changes)
         new = DeskField(path=path, value=value, model_value=before, proofs=proofs or [], confidence=confidence,
-                        corrected=True, field_confidence=None)
+                        corrected=corrected, field_confidence=None)
     else:
         FieldValue.objects.filter(extraction=extraction, path=path).update(**changes)
         new = old._replace(**changes)
@@ -365,10 +386,11 @@ def _proof_dict(block: Block, page_number: int) -> dict:
 
 
 def field_take_from_page(*, document_id: int, user, path: str, block_ids: list[int], expected_version: int,
-                         proof_only: bool = False) -> EditResult:
+                         proof_only: bool = False, only_if_changed: bool = False) -> EditResult:
     """Set a field from blocks the reviewer picked on the page: the value becomes their OCR text (unless
     `proof_only`) and the proof becomes those blocks. One ReviewEvent with the value and the proof before
-    and after; the rules run again at once."""
+    and after; the rules run again at once. With `only_if_changed` (the desk), a take leaving the value and
+    the proof as they are raises Unchanged and writes nothing."""
     ids = [int(i) for i in block_ids if str(i).isdigit()][:MAX_PICKED_BLOCKS]
     if not ids:
         raise InvalidValue("Pick a word or a line on the page first.")
@@ -410,17 +432,25 @@ def field_take_from_page(*, document_id: int, user, path: str, block_ids: list[i
                        else [b.confidence for b in blocks if b.confidence is not None])
         fields = desk_fields(extraction=extraction)
         proof_before = list(fields[path].proofs or []) if path in fields else []
+        # The desk's take of the value the field holds is no edit ("2 → 2"): at most its proof moves. Taking it
+        # as the field cites it already changes nothing; re-citing the words it was read from changes no box.
+        same_value = only_if_changed and not proof_only and _same(value, before)
+        same_boxes = [p.get("block_id") for p in proofs] == [p.get("block_id") for p in proof_before]
+        if same_value and same_boxes and refs == (node.get("proof") if isinstance(node, dict) else None):
+            raise Unchanged("The field already has this value and this proof; nothing changed.")
+        moved = proof_only or same_value
         Extraction.objects.filter(pk=extraction.pk).update(answer=answer)
         fields = _field_save(extraction=extraction, fields=fields, path=path, value=value, before=before,
-                             proofs=proofs, confidence=min(confidences) if confidences else None)
+                             proofs=proofs, confidence=min(confidences) if confidences else None,
+                             corrected=not (same_value and same_boxes) or bool(fields.get(path) and fields[path].corrected))
         violations = _revalidate(document=document, extraction=extraction, answer=answer, ctx=ctx, fields=fields,
                                  parsed=not proof_only)
         stored_before, stored = _violations_replace(extraction=extraction, violations=violations)
         ReviewEvent.objects.create(
-            document_id=document_id, user=user, kind=ReviewEvent.Kind.PROOF if proof_only else ReviewEvent.Kind.EDIT,
+            document_id=document_id, user=user, kind=ReviewEvent.Kind.PROOF if moved else ReviewEvent.Kind.EDIT,
             field=path, before=before, after=value, proof_before=[_brief(p) for p in proof_before],
             proof_after=[_brief(_proof_dict(b, b.page.number)) for b in blocks],  # what the reviewer picked
-            note="" if proof_only else f"taken from the page: {text[:200]}")
+            note="" if moved else f"taken from the page: {text[:200]}")
     return _edited(document, extraction, answer, value=value, violations=violations, fields=fields,
                    stored=stored, stored_before=stored_before)
 

@@ -42,10 +42,16 @@ def cell_html(f: dict[str, Any], *, context, desk_url: str, edit_url: str, can_e
         out.append('\n    <span class="tag bad">ungrounded</span>')
     if f["corrected"]:
         out.append('\n    <span class="tag info">corrected</span>')
+    # One figure beside the value: the trust when it is low (what a reviewer acts on), else the OCR's. A title
+    # says what each means, so "100%" of clear print is never read as a sure value.
     if unsure:
-        out.append(f'\n    <span class="trust low" title="How far this value can be trusted">{_e(f["trust"])}% sure</span>')
-    if f["confidence"] is not None:
-        out.append(f'\n    <span class="conf" title="OCR confidence">{_e(f["confidence"])}%</span>')
+        ocr = "" if f["confidence"] is None else (
+            f' The OCR read its words at {_e(f["confidence"])}% confidence: clear print, not a right value.')
+        out.append(f'\n    <span class="trust low" title="How far this value can be trusted, from its proof, the rules'
+                   f' and the OCR: check it on the page.{ocr}">{_e(f["trust"])}% sure</span>')
+    elif f["confidence"] is not None:
+        out.append(f'\n    <span class="conf" title="OCR confidence: how clearly the engine read the cited words,'
+                   f' not whether the value is right">OCR {_e(f["confidence"])}%</span>')
     out.append("\n  </a>")
     if can_edit:
         out.append(f'\n  <a class="edit-link" href="{_e(desk_url)}?edit={q}" hx-get="{_e(edit_url)}?field={q}"'

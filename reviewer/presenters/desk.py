@@ -28,6 +28,7 @@ from extraction.selectors_doctypes import extraction_doctype
 from extraction.services import review
 from extraction.states import ReviewStatus, Status
 from reviewer.access import desk_permissions
+from reviewer.presenters.events import event_words
 from reviewer.services import presence
 
 # What a document's state means to a person on the desk (the pill): (css class, words).
@@ -109,6 +110,9 @@ def desk_context(*, user, document: Document, field: str | None = None, violatio
     }
 
 
+_JUDGED = (ReviewStatus.VERIFIED.value, ReviewStatus.CORRECTED.value)
+
+
 def _bars(*, document: Document, extraction: Extraction | None, violations: list, labels: FieldLabels,
           shorts: dict[str, str], unsure, perms: dict[str, Any]) -> dict[str, Any]:
     """What the status bar and the triage show, for the whole desk and after an edit alike. `shorts`: each
@@ -116,7 +120,9 @@ def _bars(*, document: Document, extraction: Extraction | None, violations: list
     pill_class, pill_text = display_status(document)
     return {
         "document": document, "extraction": extraction, "violations": violations, "labels": labels,
-        "triage": triage(violations, labels, shorts), "least_sure": least_sure(unsure), **perms,
+        "triage": triage(violations, labels, shorts),
+        # a document people verified or corrected has had every field looked at: none is left to doubt
+        "least_sure": [] if document.review_status in _JUDGED else least_sure(unsure), **perms,
         "pill_class": pill_class, "pill_text": pill_text, **_urls(document), "poll_seconds": settings.DESK_POLL_SECONDS,
         "held": document.claimed_by_id if review.claim_is_live(document) else "",
     }
@@ -245,7 +251,7 @@ def history_context(*, document: Document) -> dict[str, Any]:
         for r in e.round_list:
             r.changes = [(labels.of(path), path, before, after) for path, before, after in r.changes]
     for ev in history["events"]:
-        ev.field_label = labels.of(ev.field) if ev.field else ""
+        ev.field_label, ev.before_words, ev.after_words = event_words(ev, labels)
     return {"document": document, **history, "pill": display_status(document)}
 
 
@@ -265,11 +271,20 @@ def labels_for(extraction: Extraction | None, groups=None) -> FieldLabels:
 
 
 def in_words(text: str, paths, labels: FieldLabels) -> str:
-    """A rule's message with the field paths it names replaced by their labels; a path inside a longer word
-    ('date' in 'dated') is left alone."""
-    for path in sorted(set(paths or []), key=len, reverse=True):
+    """A rule's message with the field paths it names replaced by their labels, and their keys written alone
+    by their own labels; a path inside a longer word ('date' in 'dated') is left alone. The stored message
+    (what the model is told) keeps the paths."""
+    paths = sorted(set(paths or []), key=len, reverse=True)
+    for path in paths:
         if path and path in text:
             text = re.sub(rf"(?<![\w.\]]){re.escape(path)}(?![\w\[])", lambda m, p=path: labels.of(p), text)
+    # a rule may name the field by its key alone ('votes_words cite a line of party PFV'): a key no person
+    # writes (it has an underscore) reads as the field's own label, its column's in a table ('votes in words')
+    for path in paths:
+        key = path.rpartition(".")[2]
+        if "_" in key and "[" not in key and key in text:
+            own = labels.of(path).rpartition(": ")[2]
+            text = re.sub(rf"(?<![\w.\]]){re.escape(key)}(?![\w\[])", lambda m, w=own: w, text)
     return text
 
 
@@ -382,7 +397,10 @@ def _rules_of(violations: list):
 
 
 def _unsure(fv) -> bool:
-    return bool(fv and fv.field_confidence is not None and fv.field_confidence < settings.DESK_LOW_CONFIDENCE)
+    """Under the desk's bar, and not set by a person: a corrected value is what the reviewer read, so the
+    model's confidence in its own reading no longer speaks for it."""
+    return bool(fv and not fv.corrected and fv.field_confidence is not None
+                and fv.field_confidence < settings.DESK_LOW_CONFIDENCE)
 
 
 def trust_percent(fv) -> int | None:

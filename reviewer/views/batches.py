@@ -8,6 +8,7 @@ from django.http.multipartparser import MultiPartParserError
 from django.shortcuts import get_object_or_404, redirect, render
 from django.urls import reverse
 from django.views import defaults
+from django_htmx.http import HTMX_STOP_POLLING
 
 from extraction import selectors
 from extraction.models import Batch
@@ -38,7 +39,7 @@ def batch_detail(request: HttpRequest, batch_id: int) -> HttpResponse:
     if request.htmx and request.GET.get("partial") == "progress":
         response = render(request, "batches/detail.html#progress", context)
         if counts["total"] and counts["done"] == counts["total"]:
-            response.status_code = 286  # htmx stops polling
+            response.status_code = HTMX_STOP_POLLING
         return response
     return render(request, "batches/detail.html", context)
 

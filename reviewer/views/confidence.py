@@ -11,11 +11,14 @@ from django.utils.safestring import mark_safe
 from django.views.decorators.http import require_POST
 
 from extraction import charts
+from extraction.doctypes.base import FieldLabels
 from extraction.doctypes.registry import DOCTYPE_CHOICES, UnknownDocumentType, get_doctype
-from extraction.models import ConfidenceModel
+from extraction.models import ConfidenceModel, Extraction
 from extraction.selectors_confidence import suspicious_threshold
 from extraction.services.confidence import suspicious_threshold_set
 from reviewer.access import role_required
+from reviewer.presenters.desk import labels_for
+from reviewer.presenters.figures import rate_with_interval
 from reviewer.roles import ADMIN, SUPERVISOR
 from reviewer.selectors_calibration import (
     audit_by_band,
@@ -44,8 +47,20 @@ def interval_width(raw: str | None) -> float:
     return value if value in WIDTHS else 0.1
 
 
+def strata_in_words(doctype: str, strata: list[dict]) -> list[dict]:
+    """Each kind of field ('rows[].votes_words') named as people name it ('Votes by party · votes in
+    words'), from one answer of the type, with its wrong rate in percent like the other pages."""
+    answer = (Extraction.objects.filter(doctype=doctype).exclude(answer=None).order_by("-id")
+              .values_list("answer", "doctype_version").first())
+    labels = labels_for(Extraction(answer=answer[0], doctype=doctype, doctype_version=answer[1])) if answer \
+        else FieldLabels()
+    return [{**s, "label": labels.of_family(s["kind"]),
+             "rate_text": rate_with_interval(s.get("rate"), s.get("low"), s.get("high"))} for s in strata]
+
+
 def _context(doctype, width: float) -> dict:
     summary = calibration_summary(doctype=doctype.name, width=width)
+    summary = {**summary, "strata": strata_in_words(doctype.name, summary.get("strata") or [])}
     bins = [(b.low, b.high, b.count, b.mean_confidence, b.accuracy) for b in summary["bins"]]
     return {
         "doctype": doctype, "doctypes": DOCTYPE_CHOICES, "summary": summary, "width": width, "widths": WIDTHS,

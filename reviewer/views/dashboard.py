@@ -8,7 +8,7 @@ from django.shortcuts import render
 from django.utils.safestring import mark_safe
 
 from extraction import charts
-from extraction.selectors_dashboard import batch_dashboard, batch_runs
+from extraction.selectors_dashboard import batch_dashboard, batch_in_progress, batch_runs
 from reviewer.access import role_required
 from reviewer.roles import ADMIN, SUPERVISOR
 from reviewer.selectors_audit import audit_summary
@@ -43,6 +43,9 @@ def dashboard_charts(data: dict) -> dict:
 @role_required(ADMIN, SUPERVISOR)
 def batch_dashboard_view(request: HttpRequest, batch_id: int) -> HttpResponse:
     batch = get_batch(request, batch_id)
+    live = request.htmx and request.GET.get("partial") == "live"
+    if live and request.GET.get("idle") and not batch_in_progress(batch=batch):
+        return HttpResponse(status=204)  # still nothing to read: htmx keeps the page and polls again later
     data = batch_dashboard(batch=batch)
     summary = family_labels(batch, audit_summary(batch=batch))
     states = dict(data["by_status"])
@@ -52,9 +55,6 @@ def batch_dashboard_view(request: HttpRequest, batch_id: int) -> HttpResponse:
         "runs": batch_runs(batch=batch), "in_progress": in_progress,
         "median_time": _seconds(data["time"]["median"]), "p95_time": _seconds(data["time"]["p95"]),
     }
-    if request.htmx and request.GET.get("partial") == "live":  # polled while documents are being read
-        response = render(request, "batches/dashboard.html#live", context)
-        if not in_progress:
-            response.status_code = 286  # the last update; htmx stops polling
-        return response
+    if live:  # polled often while documents are being read, and now and then when none is (a re-run may start)
+        return render(request, "batches/dashboard.html#live", context)
     return render(request, "batches/dashboard.html", context)

@@ -157,12 +157,30 @@ def field_edit(request: HttpRequest, document_id: int) -> HttpResponse:
             raise review.StaleVersion("The form did not say which version you edited; reload the document.")
         # No read of the document first: the edit's guarded update finds it, or says why not (404 if none).
         edited = _or_404(review.field_edit, document_id=document_id, user=request.user, path=path, raw_value=raw,
-                         expected_version=version)
+                         expected_version=version, only_if_changed=True)
+    except review.Unchanged:
+        return _unchanged_response(request, document_id, path)
     except review.ReviewError as err:
         return _edit_failed(request, document_id, path, err, raw=raw, version=version)
     if not request.htmx:
         return redirect(f"{desk_url}?{urlencode({'field': path})}")
     return _edited_response(request, edited, path=path)
+
+
+def _unchanged_response(request: HttpRequest, document_id: int, path: str) -> HttpResponse:
+    """An edit or take that would change nothing wrote nothing: the field's cell as it is (an open edit box
+    closes), focus back on it."""
+    desk_url = reverse("desk_document", args=[document_id])
+    if not request.htmx:
+        return redirect(f"{desk_url}?{urlencode({'field': path})}")
+    document = get_document(request, document_id)
+    ctx = field_context(user=request.user, document=document, path=path)
+    if ctx["item"] is None:
+        return _fields_response(request, document, focus=path)
+    response = render(request, "desk/document.html#field", {**ctx, "f": ctx["item"], "editing": None})
+    response["HX-Retarget"] = f"#{fid(path)}"
+    response["HX-Reswap"] = "outerHTML"
+    return response
 
 
 def _or_404(service, **kwargs):
@@ -205,7 +223,10 @@ def field_take(request: HttpRequest, document_id: int) -> HttpResponse:
         if version is None:
             raise review.StaleVersion("The page did not say which version you saw; reload the document.")
         edited = _or_404(review.field_take_from_page, document_id=document_id, user=request.user, path=path,
-                         block_ids=ids, expected_version=version, proof_only=request.POST.get("mode") == "proof")
+                         block_ids=ids, expected_version=version, proof_only=request.POST.get("mode") == "proof",
+                         only_if_changed=True)
+    except review.Unchanged:
+        return _unchanged_response(request, document_id, path)
     except review.ReviewError as err:
         if not request.htmx:
             messages.error(request, str(err))

@@ -14,6 +14,7 @@ from extraction import selectors
 from reviewer.access import role_required
 from reviewer.models import FieldAuditItem, FieldAuditSample
 from reviewer.presenters.desk import field_items, labels_for, ocr_layer, stage_context
+from reviewer.presenters.figures import rate_with_interval
 from reviewer.selectors_audit import field_audit_strata
 from reviewer.services import audit as audit_service
 from reviewer.services import field_audit
@@ -59,6 +60,7 @@ def field_sample(request: HttpRequest, sample_id: int) -> HttpResponse:
     strata = field_audit_strata(sample=sample, width=width)
     for s in strata:
         s["label"] = labels.of_family(s["kind"])
+        s["rate_text"] = rate_with_interval(s["rate"], s.get("low"), s.get("high"))
     by_extraction: dict[int, object] = {}  # each answer's labels, built once
     for item in items:
         if item.extraction_id not in by_extraction:

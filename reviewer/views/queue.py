@@ -5,6 +5,7 @@ from django.shortcuts import redirect, render
 from django.urls import reverse
 from django.utils import timezone
 from django.views.decorators.http import require_POST
+from django_htmx.http import HttpResponseClientRedirect
 
 from extraction import selectors
 from extraction.models import Batch
@@ -53,7 +54,5 @@ def queue_next(request: HttpRequest) -> HttpResponse:
     else:
         url = reverse("desk_document", args=[document.id])
     if request.htmx:
-        response = HttpResponse(status=204)
-        response["HX-Redirect"] = url
-        return response
+        return HttpResponseClientRedirect(url)
     return redirect(url)

@@ -3,9 +3,12 @@
    answers the keyboard. Every shortcut is listed in the dialog `?` opens; none fires while typing. */
 (function () {
   "use strict";
-  var desk, pane, viewer, selection = null, pendingFocus = null, lastFocus = null, marked = [];
+  var desk, pane, viewer, selection = null, pendingFocus = null, lastFocus = null, noteFrom = null, marked = [];
   var stages = {};  // page number -> the page's HTML, fetched once: another page shows without a request
   var PREFETCH = 12;
+  var DOUBLE_CLICK_MS = 300, singleTake = null;  // a word's click waits this long for a double-click (its line)
+  var headReserved = 0, shownStage = null;
+  var typed = {};  // paths whose value the reviewer typed on this desk (a take from the page clears it)  // the proof head's tallest height yet: it never shrinks, so the page below stays put
 
   function $(sel, root) { return (root || document).querySelector(sel); }
   function $all(sel, root) { return Array.prototype.slice.call((root || document).querySelectorAll(sel)); }
@@ -75,6 +78,14 @@
       b.textContent = links[0].getAttribute("data-label") || sel.path;
       title.appendChild(b);
       var raw = links[0].getAttribute("data-notes");
+      if (typed[sel.path]) {  // typed on this desk: the boxes are the proof of the value it replaced
+        var t = document.createElement("p");
+        t.className = "proof-note info typed";
+        t.textContent = links[0].getAttribute("data-boxes")
+          ? "You typed this value; it was not taken from the page. The box shows the old proof, of the value it replaced."
+          : "You typed this value; it was not taken from the page, so it has no proof box.";
+        notes.appendChild(t);
+      }
       (raw ? JSON.parse(raw) : []).forEach(function (n) {
         var p = document.createElement("p");
         p.className = "proof-note " + n[0];
@@ -115,6 +126,17 @@
     }
   }
 
+  /* The proof head sits above the page: when its notes grow (a take adds "Corrected by a reviewer"), the page
+     would drop under the pointer. Its height is reserved (it never shrinks back) and a growth is scrolled
+     away, so the page stays where it was on the screen. */
+  function keepPageStill(head, before) {
+    if (!head) { return; }
+    headReserved = Math.max(headReserved, head.getBoundingClientRect().height);
+    head.style.minHeight = headReserved + "px";
+    var grown = head.getBoundingClientRect().height - before;
+    if (grown > 0 && before > 0 && viewer && viewer.viewport) { viewer.viewport.scrollTop += grown; }
+  }
+
   function select(sel) {
     selection = sel;
     var links = selectedLinks(sel), boxes = [];
@@ -143,7 +165,9 @@
       pane.setAttribute("data-fields", sel && sel.fields ? sel.fields.join("|") : "");
     }
     desk.classList.toggle("picking", !!(sel && sel.path) && canPick());
+    var head = $("#proof-head"), before = head ? head.getBoundingClientRect().height : 0;
     headFor(sel, links);
+    keepPageStill(head, before);
     if (!viewer) { return; }
     viewer.boxes = boxes;
     if (sel && sel.pages.length && sel.pages.indexOf(viewer.pageNumber()) < 0) {
@@ -217,6 +241,7 @@
   }
   function stageSwapped() {
     var stage = $("#page-stage");
+    shownStage = stage;
     if (!stage || !viewer) { return; }
     viewer.pageChanged();
     $all(".thumb").forEach(function (t) {
@@ -238,13 +263,15 @@
     var checked = $("input[name=pick-mode]:checked");
     return checked ? checked.value : "value";
   }
-  function take(ids) {
+  function take(ids, path) {
     var form = $("#take-form");
-    if (!form || !selection || !selection.path || !ids.length) { return; }
-    form.querySelector("[name=field]").value = selection.path;
+    path = path || (selection && selection.path);
+    if (!form || !path || !ids.length) { return; }
+    form.querySelector("[name=field]").value = path;
     form.querySelector("[name=blocks]").value = ids.join(",");
     form.querySelector("[name=mode]").value = pickMode();
-    pendingFocus = selection.path;
+    if (pickMode() === "value") { delete typed[path]; }
+    pendingFocus = path;
     form.requestSubmit();
   }
 
@@ -256,11 +283,22 @@
       var r = ev.target.closest && ev.target.closest("svg.overlay .ocr rect");
       if (!r) { return; }
       ev.preventDefault();
-      take([r.getAttribute("data-b")]);
+      if (ev.detail > 1) { return; }  // the second click of a double-click: the dblclick takes the line
+      var id = r.getAttribute("data-b"), path = selection && selection.path;
+      if (r.classList.contains("w") && r.getAttribute("data-l")) {
+        // a word whose line a double-click would take: wait to know which one the reviewer meant (one take)
+        clearTimeout(singleTake);
+        singleTake = setTimeout(function () { singleTake = null; take([id], path); }, DOUBLE_CLICK_MS);
+      } else {
+        take([id], path);
+      }
     });
     vp.addEventListener("dblclick", function (ev) {
       var r = ev.target.closest && ev.target.closest("svg.overlay .ocr rect.w");
-      if (r && desk.classList.contains("picking") && r.getAttribute("data-l")) { take([r.getAttribute("data-l")]); }
+      if (!r || !desk.classList.contains("picking") || !r.getAttribute("data-l")) { return; }
+      clearTimeout(singleTake);
+      singleTake = null;
+      take([r.getAttribute("data-l")]);
     });
     vp.addEventListener("mousedown", function (ev) {
       if (ev.button !== 0 || !ev.shiftKey || !desk.classList.contains("picking")) { return; }
@@ -303,12 +341,29 @@
     var link = cur && cur.parentElement.querySelector(".edit-link");
     if (link && !(desk && desk.classList.contains("stale"))) { pendingFocus = null; link.click(); }
   }
+  /* The edit box opens with its old value selected: typing replaces it (an arrow key keeps it to amend). Done
+     as the box first takes focus (htmx focuses [autofocus] while it swaps, before it settles): a key typed at
+     once must replace the value too. */
+  function selectEditValue() {
+    var box = $("#fields .edit-form input.edit-value");
+    if (!box) { return; }
+    if (document.activeElement !== box) { box.focus(); }
+    if (!box.hasAttribute("data-selected")) { box.setAttribute("data-selected", "1"); box.select(); }
+  }
+  function onFocusIn(ev) {
+    var box = ev.target;
+    if (box && box.matches && box.matches(".edit-form input.edit-value") && !box.hasAttribute("data-selected")) {
+      box.setAttribute("data-selected", "1");
+      box.select();
+    }
+  }
   function verify() {
     var form = $("#verify-form");
     if (!form) { return; }
     var note = form.querySelector("textarea[name=note]");
     if (note && !note.value.trim()) {
       form.querySelector("[data-note]").classList.remove("hidden-until-needed");
+      noteFrom = current();  // Escape in the note comes back here
       note.focus();
       return;
     }
@@ -356,6 +411,11 @@
       if (ev.key === "Escape" && editing) {
         var cancel = editing.querySelector(".cancel");
         if (cancel) { ev.preventDefault(); pendingFocus = editing.getAttribute("data-path"); cancel.click(); }
+      } else if (ev.key === "Escape" && t.closest && t.closest("#verify-form [data-note]")) {
+        // leaving the verify note: focus goes back to the field the reviewer was on (the note keeps its text)
+        ev.preventDefault();
+        t.blur();
+        focusField((noteFrom && document.body.contains(noteFrom) && noteFrom) || current() || fieldLinks()[0]);
       } else if (ev.key === "Enter" && t.tagName === "TEXTAREA" && !ev.shiftKey && t.form) {
         ev.preventDefault();
         t.form.requestSubmit();
@@ -390,7 +450,9 @@
       if (stale) { desk.classList.remove("picking"); }
     }
     var stage = $("#page-stage");
-    if (target && stage && (target === stage || target.id === "page-stage" || !document.body.contains(target))) {
+    // a new page came in (not any swap whose target left the document, like an edited cell: laying the page
+    // out again would scroll it back to its top under the reviewer's pointer)
+    if (stage && stage !== shownStage) {
       stages[stage.getAttribute("data-page")] = stageMarkup(stage);
       stageSwapped();
     }
@@ -398,7 +460,7 @@
     if (fields && target && (target === fields || target.id === "fields" || fields.contains(target) || !document.body.contains(target))) {
       var path = pendingFocus || fields.getAttribute("data-focus");
       pendingFocus = null;
-      if ($("#fields .edit-form")) { return; }  // autofocus is on the edit box
+      if ($("#fields .edit-form")) { selectEditValue(); return; }  // autofocus is on the edit box
       if (path && byPath(path)) {
         focusField(byPath(path));
         if (selection && selection.path === path) { select(selection); }
@@ -412,16 +474,21 @@
     desk = $("#desk");
     if (!desk) { return; }
     pane = $("#page-pane");
+    shownStage = $("#page-stage");
     if (pane && window.ProofViewer && $("#viewport")) {
       viewer = new window.ProofViewer(pane);
       viewer.layout();
     }
     document.addEventListener("click", onClick);
     document.addEventListener("htmx:afterSettle", afterSettle);
+    document.addEventListener("focusin", onFocusIn);
     // a saved edit comes back as the field's cell (and the cells it changed): focus returns to that field
     document.addEventListener("htmx:beforeRequest", function (ev) {
       var form = ev.detail && ev.detail.elt;
-      if (form && form.matches && form.matches(".edit-form")) { pendingFocus = form.getAttribute("data-path"); }
+      if (form && form.matches && form.matches(".edit-form")) {
+        pendingFocus = form.getAttribute("data-path");
+        typed[pendingFocus] = true;
+      }
     });
     var dialog = $("#shortcuts");
     if (dialog) { dialog.addEventListener("close", function () { if (lastFocus) { lastFocus.focus(); } }); }
@@ -435,7 +502,7 @@
       var r = ruleLinks().filter(function (x) { return x.getAttribute("data-violation") === violation; })[0];
       if (r) { selectRule(r); }
     }
-    if ($("#fields .edit-form")) { return; }  // autofocus is on the edit box
+    if ($("#fields .edit-form")) { selectEditValue(); return; }  // autofocus is on the edit box
     // focus the first flagged field without scrolling anything: the broken rules stay in view above
     var wanted = $("#fields").getAttribute("data-focus");
     var first = (wanted && byPath(wanted)) || $("#fields .cell.flagged a.field") || fieldLinks()[0];
