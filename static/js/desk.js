@@ -7,8 +7,9 @@
   var stages = {};  // page number -> the page's HTML, fetched once: another page shows without a request
   var PREFETCH = 12;
   var DOUBLE_CLICK_MS = 300, singleTake = null;  // a word's click waits this long for a double-click (its line)
-  var headReserved = 0, shownStage = null;
-  var typed = {};  // paths whose value the reviewer typed on this desk (a take from the page clears it)  // the proof head's tallest height yet: it never shrinks, so the page below stays put
+  var headReserved = 0;  // the proof head's tallest height yet: it never shrinks, so the page below stays put
+  var shownStage = null;  // the page stage laid out last: a swap that brings another one is a new page
+  var typed = {};  // paths whose value the reviewer typed on this desk (a take from the page clears it)
 
   function $(sel, root) { return (root || document).querySelector(sel); }
   function $all(sel, root) { return Array.prototype.slice.call((root || document).querySelectorAll(sel)); }
