@@ -17,7 +17,7 @@ from PIL import Image, ImageDraw, ImageFont
 from extraction.doctypes.acta.layout import PARTIES
 from extraction.doctypes.acta.template_reader import read_acta
 from extraction.doctypes.registry import get_doctype
-from extraction.models import Batch, Block, Document, Extraction, Page, Round
+from extraction.models import Batch, Block, Document, Extraction, Page, Round, Violation
 from extraction.prompt import render_prompt
 from extraction.reading_context import reading_context
 from extraction.services.extract import fieldvalues_save, ocr_pages_of, violations_save
@@ -203,3 +203,13 @@ def tiny_flagged_document(*, seed: int = 0) -> Document:
     Violation.objects.create(extraction=extraction, code="acta_id_format", message="The acta id '1' is malformed",
                              fields=["acta_id"])
     return document
+
+
+def add_triage_rules(extraction: Extraction) -> None:
+    """Broken rules as reviewers get them to triage: three fields of one rule (rows 31, 32 and 34's words not
+    what their proofs show) and a sum over 39 fields."""
+    for row in (30, 31, 33):
+        Violation.objects.create(extraction=extraction, code="value_grounded", fields=[f"rows[{row}].votes_words"],
+                                 message=f"rows[{row}].votes_words: the answer says X but the cited text reads Y")
+    Violation.objects.create(extraction=extraction, code="sum_valid_votes", message="Party votes add up to 1",
+                             fields=[f"rows[{i}].votes" for i in range(38)] + ["valid_votes"])

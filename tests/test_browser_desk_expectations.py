@@ -14,7 +14,7 @@ from extraction.services import review
 from reviewer.presenters.desk import fid
 from reviewer.services.audit import audit_sample_draw, sample_request
 from tests.desk_browser import inside, login, open_desk, rect, select_field
-from tests.desk_data import flagged_acta
+from tests.desk_data import add_triage_rules, flagged_acta
 
 pytestmark = [pytest.mark.browser, pytest.mark.django_db(transaction=True)]
 
@@ -75,11 +75,7 @@ def test_fields_are_named_by_their_labels_on_the_desk_in_history_and_in_exports(
 def test_broken_rules_are_grouped_by_rule_most_specific_first_with_counts_and_jump_to_their_field(
         live_server, page, users):
     acta = flagged_acta(seed=62)
-    for row in (30, 31, 33):
-        Violation.objects.create(extraction=acta.extraction, code="value_grounded", fields=[f"rows[{row}].votes_words"],
-                                 message=f"rows[{row}].votes_words: the answer says X but the cited text reads Y")
-    Violation.objects.create(extraction=acta.extraction, code="sum_valid_votes", message="Party votes add up to 1",
-                             fields=[f"rows[{i}].votes" for i in range(38)] + ["valid_votes"])
+    add_triage_rules(acta.extraction)
     base = live_server.url
     login(page, base)
     open_desk(page, base, acta.document.id)

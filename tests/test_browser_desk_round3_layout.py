@@ -5,11 +5,10 @@ from __future__ import annotations
 
 import pytest
 
-from extraction.models import Violation
 from reviewer.presenters.desk import fid
 from reviewer.services.audit import audit_sample_draw, sample_request
 from tests.desk_browser import inside, login, open_desk, rect
-from tests.desk_data import flagged_acta
+from tests.desk_data import add_triage_rules, flagged_acta
 
 pytestmark = [pytest.mark.browser, pytest.mark.django_db(transaction=True)]
 
@@ -62,11 +61,7 @@ def test_on_a_laptop_the_desk_shows_ten_fields_beside_the_page_and_edit_buttons_
         live_server, page, users):
     page.set_viewport_size(LAPTOP)
     acta = flagged_acta(seed=82)
-    for row in (30, 31, 33):  # a flagged acta as reviewers get them: several broken rules to triage
-        Violation.objects.create(extraction=acta.extraction, code="value_grounded", fields=[f"rows[{row}].votes_words"],
-                                 message=f"rows[{row}].votes_words: the answer says X but the cited text reads Y")
-    Violation.objects.create(extraction=acta.extraction, code="sum_valid_votes", message="Party votes add up to 1",
-                             fields=[f"rows[{i}].votes" for i in range(38)] + ["valid_votes"])
+    add_triage_rules(acta.extraction)
     base = live_server.url
     login(page, base)
     open_desk(page, base, acta.document.id)

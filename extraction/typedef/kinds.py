@@ -8,6 +8,7 @@ from collections.abc import Callable
 from fractions import Fraction
 from typing import Any
 
+from extraction.answers import get_value
 from extraction.currency import ISO_4217, SYMBOL_CODES
 from extraction.dates import DATE_EXAMPLES, parse_date
 from extraction.numbers import fold, parse_fraction
@@ -55,7 +56,7 @@ def implied_rules(fields: Fields) -> list[Rule]:
         out = []
         for ref, f in fields.specs.items():
             for p in fields.paths(answer, ref):
-                value = fields.value(answer, p)
+                value = get_value(answer, p)
                 if not blank(value):
                     out += _kind_violations(f, p, lambda p=p: label(answer, p), value)
         return out

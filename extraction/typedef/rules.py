@@ -13,6 +13,7 @@ from decimal import Decimal
 from fractions import Fraction
 from typing import Any
 
+from extraction.answers import get_value
 from extraction.dates import parse_date
 from extraction.numbers import parse_fraction, parse_number
 from extraction.typedef.expressions import parse_expression
@@ -105,7 +106,7 @@ def _column_sum(rule: RuleSpec, fields: Fields) -> Rule:
             present = [("", constant if exact else Decimal(constant.numerator) / Decimal(constant.denominator))]
         if not present or any(_within(total, n, rule) for _, n in present):
             return []
-        terms = " + ".join(shown(fields.value(answer, p), "text") for p in paths)
+        terms = " + ".join(shown(get_value(answer, p), "text") for p in paths)
         ref, expected = present[0]
         message = rule.message_none_of if len(present) > 1 and rule.message_none_of else ""
         v = _violation(rule, fields, answer, (*paths, *([ref] if ref else [])), expected=expected, found=total,
@@ -122,7 +123,7 @@ def _column_sum(rule: RuleSpec, fields: Fields) -> Rule:
 
 def _rounded(fields: Fields, answer: dict[str, Any], paths: list[str]) -> bool:
     """Some share is written as a decimal, which a third or a sixth can only be rounded to."""
-    return any(isinstance(v := fields.value(answer, p), float) or any(c in str(v) for c in ".,") for p in paths)
+    return any(isinstance(v := get_value(answer, p), float) or any(c in str(v) for c in ".,") for p in paths)
 
 
 def _expression(rule: RuleSpec, fields: Fields) -> Rule:
@@ -164,7 +165,7 @@ def _digits_words(rule: RuleSpec, fields: Fields) -> Rule:
         out = []
         for number_path, words_path in zip(fields.paths(answer, rule.field or ""),
                                            fields.paths(answer, rule.words or ""), strict=False):
-            number, words = parse_number(fields.value(answer, number_path)), fields.value(answer, words_path)
+            number, words = parse_number(get_value(answer, number_path)), get_value(answer, words_path)
             spelled = (parse_number_words(words, language=rule.language) if isinstance(words, str) and words.strip()
                        else None)
             if number is None or spelled is None or number == spelled:
@@ -183,7 +184,7 @@ def _each_value(rule: RuleSpec, fields: Fields, test: Callable[[Any], tuple[Any,
     def check(answer: dict[str, Any], ctx: RuleContext) -> list[Violation]:
         out = []
         for p in fields.paths(answer, rule.field or ""):
-            value = fields.value(answer, p)
+            value = get_value(answer, p)
             if blank(value):
                 continue
             broken = test(value)
@@ -227,7 +228,7 @@ def _one_of(rule: RuleSpec, fields: Fields) -> Rule:
 def _required(rule: RuleSpec, fields: Fields) -> Rule:
     def check(answer: dict[str, Any], ctx: RuleContext) -> list[Violation]:
         paths = [p for ref in rule.fields for p in fields.paths(answer, ref)]
-        missing = [p for p in paths if blank(fields.value(answer, p))]
+        missing = [p for p in paths if blank(get_value(answer, p))]
         if rule.any:
             if not paths or len(missing) < len(paths):
                 return []
@@ -252,7 +253,7 @@ def _unique(rule: RuleSpec, fields: Fields) -> Rule:
         seen: dict[str, str] = {}
         out = []
         for p in fields.paths(answer, rule.field or ""):
-            value = fields.value(answer, p)
+            value = get_value(answer, p)
             if blank(value):
                 continue
             key = folded(str(value))

@@ -85,15 +85,9 @@ class Fields:
         column = ref.partition(".")[2]
         return [f"{table}[{i}].{column}" for i in range(len(self.rows(answer, table)))]
 
-    def value(self, answer: dict[str, Any], path: str) -> Any:
-        try:
-            return get_value(answer, path)
-        except (KeyError, IndexError, TypeError):
-            return None
-
     def number(self, answer: dict[str, Any], path: str) -> Number | None:
         """The value at `path` as an exact number (a share of kind fraction as a Fraction), or None."""
-        value = self.value(answer, path)
+        value = get_value(answer, path)
         if self.kind(ref_of(path)) == "fraction":
             return parse_fraction(value)
         return parse_number(value)
@@ -120,7 +114,7 @@ class Fields:
         return out
 
     def _shown_at(self, answer: dict[str, Any], path: str) -> str | None:
-        value = self.value(answer, path)
+        value = get_value(answer, path)
         if blank(value):
             return None
         kind = self.kind(ref_of(path))
