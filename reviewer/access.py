@@ -12,9 +12,9 @@ from django.http import HttpRequest, HttpResponse
 
 from extraction import selectors
 from extraction.models import Document
-from extraction.services import review
 from extraction.states import ReviewStatus, Status
 from reviewer.roles import ADMIN, REVIEWER, ROLES, SUPERVISOR
+from reviewer.services import review
 
 DESK_ROLES = (REVIEWER, SUPERVISOR, ADMIN)
 WORK_ROLES = (REVIEWER, ADMIN)  # who corrects, verifies and rejects

@@ -10,8 +10,8 @@ import pytest
 from playwright.sync_api import expect
 
 from extraction.models import Block, Document, FieldValue, ReviewEvent, Violation
-from extraction.services import review
 from reviewer.presenters.desk import fid
+from reviewer.services import review
 from reviewer.services.audit import audit_sample_draw, sample_request
 from tests.desk_browser import inside, login, open_desk, rect, select_field
 from tests.desk_data import add_triage_rules, flagged_acta

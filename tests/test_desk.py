@@ -10,7 +10,7 @@ from django.urls import reverse
 from PIL import Image
 
 from extraction.models import Block, Document, Extraction, FieldValue, ReviewEvent
-from extraction.services import review
+from reviewer.services import review
 from tests.desk_data import add_proof_on_page, flagged_acta, tiny_flagged_document
 
 pytestmark = pytest.mark.django_db

@@ -11,9 +11,8 @@ from django.urls import reverse
 
 from extraction.answers import get_value, iter_fields
 from extraction.models import FieldValue
-from extraction.services import review
 from extraction.services.export import batch_events, batch_export_documents, csv_cell
-from reviewer.services import audit
+from reviewer.services import audit, review
 from tests.dashboard_data import (
     make_batch,
     make_doc,

@@ -8,8 +8,8 @@ from typing import Any
 import pytest
 
 from extraction.models import Extraction, Violation
-from extraction.services import review
 from extraction.services.rule_context import rule_contexts_forget
+from reviewer.services import review
 from tests.acta_answers import correct_answer, data_section, misread, uncited_answer
 from tests.acta_pipeline import USAGE, acta_pdf, process
 from tests.llm_server import reply_json

@@ -11,7 +11,7 @@ from django.utils import timezone
 
 from extraction.models import Document, FieldValue, ReviewEvent, Violation
 from extraction.selectors import queue_documents_open, rule_label
-from extraction.services import review
+from reviewer.services import review
 from tests.desk_data import flagged_acta
 
 pytestmark = pytest.mark.django_db

@@ -11,12 +11,12 @@ from django.db import transaction
 from extraction.doctypes.registry import get_doctype
 from extraction.models import Extraction, Page, Violation
 from extraction.reading_context import reading_context
-from extraction.services import review
 from extraction.services.extract import ocr_pages_of
 from extraction.services.pipeline import blocks_save
 from extraction.services.rule_context import document_rule_context, rule_contexts_forget
 from extraction.validation import make_validator
 from extraction.violations import RuleContext
+from reviewer.services import review
 from tests.desk_data import flagged_acta
 
 pytestmark = pytest.mark.django_db

@@ -25,11 +25,10 @@ from extraction.doctypes.registry import UnknownDocumentType, get_doctype
 from extraction.involved import field_and_holders, involved_paths
 from extraction.models import Document, Extraction, Page
 from extraction.selectors_doctypes import extraction_doctype
-from extraction.services import review
 from extraction.states import ReviewStatus, Status
 from reviewer.access import desk_permissions
 from reviewer.presenters.events import event_words
-from reviewer.services import presence
+from reviewer.services import presence, review
 
 # What a document's state means to a person on the desk (the pill): (css class, words).
 _DECIDED = {ReviewStatus.VERIFIED.value: "verified", ReviewStatus.CORRECTED.value: "corrected",

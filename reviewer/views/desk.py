@@ -17,7 +17,6 @@ from django.views.decorators.http import require_POST
 
 from extraction import selectors
 from extraction.models import Document
-from extraction.services import review
 from reviewer.access import (
     DESK_ROLES,
     SEND_BACK_ROLES,
@@ -36,7 +35,7 @@ from reviewer.presenters.desk import (
     history_context,
     stage_context,
 )
-from reviewer.services import presence
+from reviewer.services import presence, review
 
 
 def get_document(request: HttpRequest, document_id: int) -> Document:

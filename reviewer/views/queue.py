@@ -9,9 +9,9 @@ from django_htmx.http import HttpResponseClientRedirect
 
 from extraction import selectors
 from extraction.models import Batch
-from extraction.services import review
 from reviewer.access import role_required
 from reviewer.roles import ADMIN, REVIEWER
+from reviewer.services import review
 
 PER_PAGE = 50
 
