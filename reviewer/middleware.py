@@ -11,6 +11,7 @@ from django.contrib import messages
 from django.http import HttpRequest, HttpResponse, QueryDict
 from django.shortcuts import render
 from django.utils.cache import patch_cache_control
+from django_htmx.http import HttpResponseClientRefresh
 
 log = logging.getLogger(__name__)
 
@@ -60,8 +61,8 @@ def refuse_nul_characters(get_response: Callable[[HttpRequest], HttpResponse]):
         if request.headers.get("HX-Request") == "true":
             # htmx swaps no 400: the page reloads and shows the message instead of doing nothing.
             messages.error(request, reason)
-            response = HttpResponse(reason, status=400, content_type="text/plain; charset=utf-8")
-            response["HX-Refresh"] = "true"
+            response = HttpResponseClientRefresh()
+            response.status_code = 400  # htmx reloads on the header whatever the status; other clients see a 400
             return response
         return render(request, "400.html", {"reason": reason}, status=400)
 

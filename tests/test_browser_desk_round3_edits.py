@@ -35,6 +35,27 @@ def test_typing_in_a_freshly_opened_edit_box_replaces_the_old_value(live_server,
     assert FieldValue.objects.get(extraction=acta.extraction, path=target).value == new
 
 
+def test_saving_the_value_the_model_read_closes_the_box_and_records_no_correction(live_server, page, users):
+    acta = flagged_acta(seed=86)
+    target = "rows[0].votes"
+    old = FieldValue.objects.get(extraction=acta.extraction, path=target).value
+    base = live_server.url
+    login(page, base)
+    open_desk(page, base, acta.document.id)
+    page.locator(f'#fields a.field[data-path="{target}"]').focus()
+    page.keyboard.press("e")
+    box = page.locator(f'.edit-form[data-path="{target}"] input.edit-value')
+    expect(box).to_be_focused()
+    page.keyboard.type(str(old))
+    page.keyboard.press("Enter")
+    expect(page.locator(f'.edit-form[data-path="{target}"]')).to_have_count(0)
+    expect(page.locator(f'#fields a.field[data-path="{target}"]')).to_be_focused()
+    assert _value(page, target) == str(old)
+    assert not FieldValue.objects.get(extraction=acta.extraction, path=target).corrected
+    assert not ReviewEvent.objects.filter(document=acta.document, field=target).exists()
+    assert page.locator("#doc-version").input_value() == str(acta.document.version)
+
+
 def test_escape_in_the_verify_note_gives_focus_back_to_the_field(live_server, page, users):
     acta = flagged_acta(seed=82)
     target = "rows[1].votes"

@@ -82,3 +82,16 @@ def test_a_typed_value_is_recorded_as_typed_with_the_proof_it_replaces(users):
     assert event.note == "typed by the reviewer"
     assert [p["block_id"] for p in event.proof_before] == [p["block_id"] for p in proofs]
     assert not Violation.objects.filter(extraction=acta.extraction, code__in=review.GROUNDING_CODES).exists()
+
+
+def test_typing_the_value_the_model_read_records_nothing_and_leaves_the_field_uncorrected(users):
+    acta = flagged_acta(seed=105)
+    path = "rows[0].votes"
+    fv = FieldValue.objects.get(extraction=acta.extraction, path=path)
+    with pytest.raises(review.Unchanged):
+        review.field_edit(document_id=acta.document.id, user=users["reviewer"], path=path, raw_value=str(fv.value),
+                          expected_version=acta.document.version, only_if_changed=True)
+    after = FieldValue.objects.get(extraction=acta.extraction, path=path)
+    assert after.value == fv.value and not after.corrected
+    assert not ReviewEvent.objects.filter(document=acta.document, field=path).exists()
+    assert Document.objects.get(pk=acta.document.pk).version == acta.document.version

@@ -249,8 +249,8 @@ def field_edit(*, document_id: int, user, path: str, raw_value: str | None, expe
                only_if_changed: bool = False) -> EditResult:
     """Set one field to the reviewer's value, re-run the rules and save the violations; one ReviewEvent.
     The event says the value was typed (not taken from the page); the stored proof stays, as the proof the
-    field had. With `only_if_changed` (the desk), typing again the value a reviewer set raises Unchanged
-    and writes nothing."""
+    field had. With `only_if_changed` (the desk), typing the value the field already holds (the model's or a
+    reviewer's) raises Unchanged and writes nothing."""
     with transaction.atomic():
         # An invalid value raises and rolls the version bump back.
         document, extraction, doctype = _held_for_edit(document_id=document_id, user=user,
@@ -259,9 +259,9 @@ def field_edit(*, document_id: int, user, path: str, raw_value: str | None, expe
         answer, value = _parse_value(doctype=doctype, answer=extraction.answer, path=path, raw=raw_value)
         fields = desk_fields(extraction=extraction)
         proof_before = list(fields[path].proofs or []) if path in fields else []
-        # Typing again the value a reviewer set changes nothing; raised inside the transaction, so the version
-        # bump and the claim roll back. (Typing the model's own value confirms it: that is recorded.)
-        if only_if_changed and _same(value, before) and path in fields and fields[path].corrected:
+        # Typing the value the field holds changes nothing (no "2 → 2" edit, no "corrected" badge); raised
+        # inside the transaction, so the version bump and the claim roll back. Verify is how a value is confirmed.
+        if only_if_changed and _same(value, before):
             raise Unchanged(f"The field already reads {value!r}; nothing changed.")
         Extraction.objects.filter(pk=extraction.pk).update(answer=answer)
         fields = _field_save(extraction=extraction, fields=fields, path=path, value=value, before=before)

@@ -14,6 +14,7 @@ from django.template.loader import render_to_string
 from django.urls import reverse
 from django.utils.http import urlencode
 from django.views.decorators.http import require_POST
+from django_htmx.http import HttpResponseClientRedirect, reswap, retarget
 
 from extraction import selectors
 from extraction.models import Document
@@ -72,9 +73,7 @@ def _fields_response(request: HttpRequest, document: Document, *, field: str | N
              render_to_string("desk/document.html#status", oob, request=request)]
     response = HttpResponse("".join(parts))
     # Whatever element asked (a cell's pencil, the edit form, the page), the fields pane is what comes back.
-    response["HX-Retarget"] = "#fields"
-    response["HX-Reswap"] = "outerHTML"
-    return response
+    return reswap(retarget(response, "#fields"), "outerHTML")
 
 
 def _edited_response(request: HttpRequest, edited: review.EditResult, *, path: str) -> HttpResponse:
@@ -85,9 +84,7 @@ def _edited_response(request: HttpRequest, edited: review.EditResult, *, path: s
     if ctx is None:
         return _fields_response(request, edited.document, field=path, focus=path, edited=edited)
     response = render(request, "desk/document.html#edited", ctx)
-    response["HX-Retarget"] = f"#{fid(path)}"
-    response["HX-Reswap"] = "outerHTML"
-    return response
+    return reswap(retarget(response, f"#{fid(path)}"), "outerHTML")
 
 
 # --- views -------------------------------------------------------------------------------------------
@@ -177,9 +174,7 @@ def _unchanged_response(request: HttpRequest, document_id: int, path: str) -> Ht
     if ctx["item"] is None:
         return _fields_response(request, document, focus=path)
     response = render(request, "desk/document.html#field", {**ctx, "f": ctx["item"], "editing": None})
-    response["HX-Retarget"] = f"#{fid(path)}"
-    response["HX-Reswap"] = "outerHTML"
-    return response
+    return reswap(retarget(response, f"#{fid(path)}"), "outerHTML")
 
 
 def _or_404(service, **kwargs):
@@ -205,9 +200,7 @@ def _edit_failed(request: HttpRequest, document_id: int, path: str, err: review.
         return _decision_failed(request, document_id, err)
     response = render(request, "desk/document.html#edit_form",
                       {**ctx, "f": item, "edit_error": str(err), "edit_raw": raw, "version": version or 0})
-    response["HX-Retarget"] = f"#{fid(path)}"
-    response["HX-Reswap"] = "outerHTML"
-    return response
+    return reswap(retarget(response, f"#{fid(path)}"), "outerHTML")
 
 
 @require_POST
@@ -246,16 +239,12 @@ def _decision_failed(request: HttpRequest, document_id: int, err: review.ReviewE
     ctx = desk_context(user=request.user, document=document, decision_error=str(err), note=note,
                        show_note=isinstance(err, review.NoteRequired))
     response = render(request, "desk/document.html#status", ctx)
-    response["HX-Retarget"] = "#desk-status"
-    response["HX-Reswap"] = "outerHTML"
-    return response
+    return reswap(retarget(response, "#desk-status"), "outerHTML")
 
 
 def _done(request: HttpRequest, url: str) -> HttpResponse:
     if request.htmx:
-        response = HttpResponse(status=204)
-        response["HX-Redirect"] = url
-        return response
+        return HttpResponseClientRedirect(url)
     return redirect(url)
 
 
