@@ -11,7 +11,42 @@ from django.conf import settings as conf
 from django.db import models
 
 
-class AuditSample(models.Model):
+class AuditSampleBase(models.Model):
+    """What a document sample and a field sample share: a seeded draw from a batch's passed work, with its items.
+
+    The fields stay in each model, in the order of its migrations: an abstract parent's fields would come first.
+    """
+
+    class Meta:
+        abstract = True
+
+    def items_in_order(self, *related: str) -> models.QuerySet:
+        """The sample's items in the order they were drawn, with `related` selected."""
+        return self.items.select_related(*related).order_by("position", "id")
+
+
+class AuditItemBase(models.Model):
+    """What a sampled document and a sampled field share: a verdict given once, pending until then, and a place
+    (`position`) in its sample."""
+
+    class Meta:
+        abstract = True
+
+    @property
+    def is_pending(self) -> bool:
+        return self.verdict == self.Verdict.PENDING
+
+    def place(self) -> dict[str, int | None]:
+        """Where the item stands in its sample: the previous and next items' ids, its position from 1, the count."""
+        order = list(self.sample.items.order_by("position", "id").values_list("id", flat=True))
+        index = order.index(self.id)
+        return {
+            "previous_id": order[index - 1] if index > 0 else None,
+            "next_id": order[index + 1] if index + 1 < len(order) else None, "position": index + 1, "count": len(order),
+        }
+
+
+class AuditSample(AuditSampleBase):
     """One draw: `size` documents out of the batch's passed, not yet audited documents, chosen by `seed`.
 
     `population_ids` is what the draw chose from, so that extraction.stats.draw_sample(population_ids,
@@ -45,7 +80,7 @@ class AuditSample(models.Model):
         return f"{int(self.requested_value)} documents"
 
 
-class AuditItem(models.Model):
+class AuditItem(AuditItemBase):
     class Verdict(models.TextChoices):
         PENDING = "pending"
         AGREE = "agree"
@@ -78,7 +113,7 @@ class AuditItem(models.Model):
         return f"Audit item {self.pk}: document {self.document_id} {self.verdict}"
 
 
-class FieldAuditSample(models.Model):
+class FieldAuditSample(AuditSampleBase):
     """One field-level draw: up to `per_stratum` fields of each field kind ('rows[].votes', 'acta_id') from the
     batch's passed documents, chosen by `seed`, so that every kind gets its own estimate of how often its
     values are wrong. `population` is {kind: fields the draw chose from}: the estimate scales to it."""
@@ -98,7 +133,7 @@ class FieldAuditSample(models.Model):
         return f"Field sample {self.pk} of {self.batch_id} ({self.per_stratum} a kind, seed {self.seed})"
 
 
-class FieldAuditItem(models.Model):
+class FieldAuditItem(AuditItemBase):
     """One sampled field of one extraction, judged right or wrong by a supervisor."""
 
     class Verdict(models.TextChoices):

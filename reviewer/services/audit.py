@@ -13,6 +13,7 @@ from dataclasses import dataclass
 from decimal import Decimal, InvalidOperation
 
 from django.db import transaction
+from django.db.models import QuerySet
 from django.utils import timezone
 
 from extraction import stats
@@ -21,7 +22,7 @@ from extraction.involved import involved_paths
 from extraction.models import Batch, Document, Extraction, FieldValue, ReviewEvent, Round, Violation
 from extraction.services.transitions import document_transition
 from extraction.states import Status
-from reviewer.models import AuditItem, AuditSample
+from reviewer.models import AuditItem, AuditSample, FieldAuditItem
 
 # The code of the violation a disagreement adds to the document's current extraction.
 AUDIT_DISAGREE_CODE = "audit_disagree"
@@ -152,52 +153,72 @@ def audit_item_decide(*, item_id: int, user, verdict: str, note: str = "",
         raise AuditError("Choose agree or disagree.")
     item = AuditItem.objects.select_related("sample").get(pk=item_id)
     document = Document.objects.select_for_update().get(pk=item.document_id)
-    if item.verdict != AuditItem.Verdict.PENDING:
+    if not item.is_pending:
         raise AuditError("This document was already audited in this sample.")
     if document.status != Status.PASSED.value:
         raise AuditError(f"This document is {document.status} now, no longer passed; it cannot be audited.")
     extraction = Extraction.objects.current_for(document.id)
-    fields = list(dict.fromkeys(str(f) for f in wrong_fields if str(f).strip()))
-    if verdict == AuditItem.Verdict.AGREE:
-        fields = []
+    disagree = verdict == AuditItem.Verdict.DISAGREE
+    fields = list(dict.fromkeys(str(f) for f in wrong_fields if str(f).strip())) if disagree else []
     unknown = sorted(set(fields) - _paths_of(extraction))
     if unknown:
         raise AuditError(f"These are not fields of this document: {', '.join(unknown)}.")
-    if verdict == AuditItem.Verdict.DISAGREE and not note:
+    if disagree and not note:
         raise AuditError("Say what is wrong: the reviewers read your note.")
-    rules = rules_on_fields(extraction=extraction, paths=fields) if verdict == AuditItem.Verdict.DISAGREE else []
+    rules = rules_on_fields(extraction=extraction, paths=fields) if disagree else []
 
-    now = timezone.now()
-    decided = AuditItem.objects.filter(pk=item.pk, verdict=AuditItem.Verdict.PENDING).update(
-        verdict=verdict, note=note, wrong_fields=fields, rules=rules, decided_by=user, decided_at=now,
-        extraction=extraction,
-    )
-    if decided != 1:
-        raise AuditError("This document was already audited in this sample.")
-    before = {"status": document.status, "review_status": document.review_status}
+    decide_once(AuditItem, item, already="This document was already audited in this sample.",
+                verdict=verdict, note=note, wrong_fields=fields, rules=rules, decided_by=user,
+                decided_at=timezone.now(), extraction=extraction)
     after: dict = {"verdict": verdict, "sample": item.sample_id}
-    if verdict == AuditItem.Verdict.DISAGREE:
+    if disagree:
         # the processing time stays what the pipeline took: a move from passed keeps processed_at
-        moved = document_transition(document_id=document.id, to=Status.FLAGGED, to_reviewers=True)
-        if not moved:
-            raise AuditError("The document changed while you were deciding; reload it and try again.")
-        if extraction is not None:
-            Violation.objects.create(
-                extraction=extraction, code=AUDIT_DISAGREE_CODE, fields=fields,
-                message=f"A supervisor disagreed in an audit: {note}",
-            )
+        send_to_reviewers(document_id=document.id, extraction_id=extraction.pk if extraction else None,
+                          fields=fields, message=f"A supervisor disagreed in an audit: {note}")
         after.update(status=Status.FLAGGED.value, fields=fields, rules=rules)
-    ReviewEvent.objects.create(
-        document_id=document.id, user=user,
-        kind=ReviewEvent.Kind.AUDIT_AGREE if verdict == AuditItem.Verdict.AGREE else ReviewEvent.Kind.AUDIT_DISAGREE,
-        field=", ".join(fields)[:200], before=before, after=after, note=note,
-    )
+    verdict_event(document=document, user=user, wrong=disagree, field=", ".join(fields), after=after, note=note)
     item.refresh_from_db()
     return item
 
 
 def next_pending_item(*, sample: AuditSample, after_position: int = -1) -> AuditItem | None:
     """The next undecided item of the sample whose document is still passed (wrapping around)."""
-    pending = AuditItem.objects.filter(sample=sample, verdict=AuditItem.Verdict.PENDING,
-                                       document__status=Status.PASSED.value).order_by("position", "id")
+    return next_pending(AuditItem.objects.filter(sample=sample, document__status=Status.PASSED.value),
+                        after_position=after_position)
+
+
+# --- what the document audit and the field audit (services/field_audit.py) share ---------------------------
+
+
+def decide_once(model: type[AuditItem | FieldAuditItem], item: AuditItem | FieldAuditItem, *, already: str,
+                **verdict) -> None:
+    """Record a verdict on an item that is still pending: a conditional UPDATE whose count says whether this call
+    gave it; a second verdict (or the loser of two at once) raises AuditError(already)."""
+    decided = model.objects.filter(pk=item.pk, verdict=model.Verdict.PENDING).update(**verdict)
+    if decided != 1:
+        raise AuditError(already)
+
+
+def send_to_reviewers(*, document_id: int, extraction_id: int | None, fields: list[str], message: str) -> None:
+    """Move a passed document to the reviewers' queue (the guarded transition passed -> flagged) and say why on
+    its extraction (a Violation the desk and the queue show)."""
+    if not document_transition(document_id=document_id, to=Status.FLAGGED, to_reviewers=True):
+        raise AuditError("The document changed while you were deciding; reload it and try again.")
+    if extraction_id is not None:
+        Violation.objects.create(extraction_id=extraction_id, code=AUDIT_DISAGREE_CODE, fields=fields,
+                                 message=message)
+
+
+def verdict_event(*, document: Document, user, wrong: bool, field: str, after: dict, note: str) -> ReviewEvent:
+    """The verdict in the document's history; `document` as read before the verdict (its state is `before`)."""
+    return ReviewEvent.objects.create(
+        document_id=document.id, user=user,
+        kind=ReviewEvent.Kind.AUDIT_DISAGREE if wrong else ReviewEvent.Kind.AUDIT_AGREE, field=field[:200],
+        before={"status": document.status, "review_status": document.review_status}, after=after, note=note,
+    )
+
+
+def next_pending(items: QuerySet, *, after_position: int) -> AuditItem | FieldAuditItem | None:
+    """The first pending item of `items` after `after_position`, else the first pending one (wrapping around)."""
+    pending = items.filter(verdict=items.model.Verdict.PENDING).order_by("position", "id")
     return pending.filter(position__gt=after_position).first() or pending.first()

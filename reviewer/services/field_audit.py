@@ -17,11 +17,19 @@ from django.utils import timezone
 
 from extraction.calibration import stratified_draw
 from extraction.confidence_signals import field_kind
-from extraction.models import Batch, Document, Extraction, FieldValue, ReviewEvent, Violation
-from extraction.services.transitions import document_transition
+from extraction.models import Batch, Document, Extraction, FieldValue
 from extraction.states import Status
 from reviewer.models import FieldAuditItem, FieldAuditSample
-from reviewer.services.audit import AUDIT_DISAGREE_CODE, MAX_SEED, WHOLE_NUMBER, AuditError, rules_on_fields
+from reviewer.services.audit import (
+    MAX_SEED,
+    WHOLE_NUMBER,
+    AuditError,
+    decide_once,
+    next_pending,
+    rules_on_fields,
+    send_to_reviewers,
+    verdict_event,
+)
 
 MAX_PER_STRATUM = 1000
 
@@ -93,29 +101,19 @@ def field_audit_decide(*, item_id: int, user, verdict: str, note: str = "") -> F
     document = Document.objects.select_for_update().get(pk=item.document_id)
     wrong = verdict == FieldAuditItem.Verdict.WRONG
     rules = rules_on_fields(extraction=item.extraction, paths=[item.path]) if wrong else []
-    decided = FieldAuditItem.objects.filter(pk=item.pk, verdict=FieldAuditItem.Verdict.PENDING).update(
-        verdict=verdict, note=note, rules=rules, decided_by=user, decided_at=timezone.now())
-    if decided != 1:
-        raise AuditError("This field was already judged in this sample.")
-    before = {"status": document.status, "review_status": document.review_status}
+    decide_once(FieldAuditItem, item, already="This field was already judged in this sample.",
+                verdict=verdict, note=note, rules=rules, decided_by=user, decided_at=timezone.now())
     after: dict = {"verdict": verdict, "field_sample": item.sample_id, "field": item.path}
     current = Extraction.objects.current_for(document.id)
     if wrong and document.status == Status.PASSED.value and current is not None and current.pk == item.extraction_id:
-        if not document_transition(document_id=document.id, to=Status.FLAGGED, to_reviewers=True):
-            raise AuditError("The document changed while you were deciding; reload it and try again.")
-        Violation.objects.create(extraction_id=item.extraction_id, code=AUDIT_DISAGREE_CODE, fields=[item.path],
-                                 message=f"A supervisor found this value wrong in a field audit: {note}")
+        send_to_reviewers(document_id=document.id, extraction_id=item.extraction_id, fields=[item.path],
+                          message=f"A supervisor found this value wrong in a field audit: {note}")
         after.update(status=Status.FLAGGED.value, rules=rules)
-    ReviewEvent.objects.create(
-        document_id=document.id, user=user,
-        kind=ReviewEvent.Kind.AUDIT_DISAGREE if wrong else ReviewEvent.Kind.AUDIT_AGREE,
-        field=item.path[:200], before=before, after=after, note=note)
+    verdict_event(document=document, user=user, wrong=wrong, field=item.path, after=after, note=note)
     item.refresh_from_db()
     return item
 
 
 def field_audit_next(*, sample: FieldAuditSample, after_position: int = -1) -> FieldAuditItem | None:
     """The next field of the sample still to judge (wrapping around)."""
-    pending = FieldAuditItem.objects.filter(sample=sample, verdict=FieldAuditItem.Verdict.PENDING).order_by(
-        "position", "id")
-    return pending.filter(position__gt=after_position).first() or pending.first()
+    return next_pending(FieldAuditItem.objects.filter(sample=sample), after_position=after_position)

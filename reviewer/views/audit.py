@@ -2,12 +2,9 @@
 
 from __future__ import annotations
 
-from django.contrib import messages
 from django.db.models import Count, Q
-from django.http import Http404, HttpRequest, HttpResponse
-from django.shortcuts import get_object_or_404, redirect, render
-from django.urls import reverse
-from django.utils.http import urlencode
+from django.http import HttpRequest, HttpResponse
+from django.shortcuts import render
 from django.utils.safestring import mark_safe
 from django.views.decorators.http import require_POST
 
@@ -17,24 +14,27 @@ from extraction.models import Extraction, Round
 from extraction.states import Status
 from reviewer.access import role_required
 from reviewer.models import AuditItem, AuditSample, FieldAuditItem
-from reviewer.presenters.desk import field_items, labels_for, ocr_layer
+from reviewer.presenters.desk import field_items, labels_for
 from reviewer.roles import ADMIN, SUPERVISOR
 from reviewer.selectors_audit import audit_summary
 from reviewer.services import audit as audit_service
+from reviewer.views import audit_common
 from reviewer.views.batches import get_batch
 
 AUDIT_ROLES = (SUPERVISOR, ADMIN)
 
 
-def get_sample(request: HttpRequest, sample_id: int) -> AuditSample:
-    """The access helper for a sample: 404 when it does not exist (roles are checked by the view)."""
-    return get_object_or_404(AuditSample.objects.select_related("batch", "created_by"), pk=sample_id)
+def _said(verdict: str, item: AuditItem) -> str:
+    if verdict == AuditItem.Verdict.DISAGREE:
+        return f"{item.document.filename} is in the reviewers' queue with your note."
+    return f"You agreed with {item.document.filename}."
 
 
-def get_item(request: HttpRequest, sample_id: int, item_id: int) -> AuditItem:
-    """The access helper for an item: 404 unless it exists and belongs to that sample."""
-    return get_object_or_404(
-        AuditItem.objects.select_related("sample__batch", "document", "decided_by"), pk=item_id, sample_id=sample_id)
+DOCUMENTS = audit_common.AuditFlow(
+    sample_model=AuditSample, item_model=AuditItem, item_related=("sample__batch", "document", "decided_by"),
+    sample_url="audit_sample", item_url="audit_item", missing="No such audit item.",
+    decide=audit_service.audit_item_decide, next_pending=audit_service.next_pending_item, said=_said,
+)
 
 
 def family_labels(batch, summary: dict) -> dict:
@@ -95,61 +95,46 @@ def audit_batch(request: HttpRequest, batch_id: int) -> HttpResponse:
 def audit_sample_create(request: HttpRequest, batch_id: int) -> HttpResponse:
     batch = get_batch(request, batch_id)
     amount = (request.POST.get("amount") or "").strip()
-    kind = request.POST.get("kind", "count")
-    try:
-        wanted = audit_service.sample_request(
-            count=amount if kind == "count" else None, percent=amount if kind == "percent" else None,
-            seed=request.POST.get("seed"))
-        sample = audit_service.audit_sample_draw(batch=batch, user=request.user, request=wanted)
-    except audit_service.AuditError as err:
-        messages.error(request, str(err))
-        query = urlencode({"amount": amount, "kind": kind, "seed": request.POST.get("seed", "")})
-        return redirect(f"{reverse('audit_batch', args=[batch.id])}?{query}")
-    messages.success(request, f"Drew {sample.size} of {sample.population} passed documents (seed {sample.seed}).")
-    return redirect("audit_sample", sample_id=sample.id)
+    kind, seed = request.POST.get("kind", "count"), request.POST.get("seed")
+
+    def draw() -> AuditSample:
+        wanted = audit_service.sample_request(count=amount if kind == "count" else None,
+                                              percent=amount if kind == "percent" else None, seed=seed)
+        return audit_service.audit_sample_draw(batch=batch, user=request.user, request=wanted)
+
+    return audit_common.draw_sample(
+        request, DOCUMENTS, batch, draw, form={"amount": amount, "kind": kind, "seed": seed or ""},
+        drew=lambda sample: f"Drew {sample.size} of {sample.population} passed documents (seed {sample.seed}).")
 
 
 @role_required(*AUDIT_ROLES)
 def audit_sample(request: HttpRequest, sample_id: int) -> HttpResponse:
-    sample = get_sample(request, sample_id)
-    items = list(sample.items.select_related("document", "decided_by").order_by("position", "id"))
+    sample = audit_common.get_sample(request, DOCUMENTS, sample_id)
+    context = audit_common.sample_context(DOCUMENTS, sample, "document", "decided_by")
     redraw = audit_service.audit_sample_redraw(sample=sample)
-    context = {
-        "sample": sample, "batch": sample.batch, "items": items,
-        "reproducible": redraw == sorted(i.document_id for i in items),
-        "next_item": audit_service.next_pending_item(sample=sample),
-        "n_pending": sum(1 for i in items if i.verdict == AuditItem.Verdict.PENDING),
-    }
+    context["reproducible"] = redraw == sorted(i.document_id for i in context["items"])
     return render(request, "audit/sample.html", context)
 
 
 @role_required(*AUDIT_ROLES)
 def audit_item(request: HttpRequest, sample_id: int, item_id: int, *, error: str = "", status: int = 200
                ) -> HttpResponse:
-    item = get_item(request, sample_id, item_id)
+    item = audit_common.get_item(request, DOCUMENTS, sample_id, item_id)
     document = item.document
-    extraction = item.extraction if item.verdict != AuditItem.Verdict.PENDING and item.extraction_id else (
+    extraction = item.extraction if not item.is_pending and item.extraction_id else (
         Extraction.objects.current_for(document))
     rounds = Round.objects.filter(extraction=extraction).count() if extraction else 0
-    items = list(item.sample.items.order_by("position", "id").values_list("id", flat=True))
-    index = items.index(item.id)
     violations = selectors.desk_violations(extraction=extraction) if extraction else []
-    groups, labels, items_by_path = field_items(document, extraction, violations, can_edit=False)
+    _, labels, items_by_path = field_items(document, extraction, violations, can_edit=False)
     pages = selectors.document_pages(document=document)
     page = pages.get(min(pages)) if pages else None
     context = {
-        "item": item, "sample": item.sample, "batch": item.sample.batch, "document": document,
+        **audit_common.item_context(request, DOCUMENTS, item, page=page, error=error,
+                                    can_decide=item.is_pending and document.status == Status.PASSED.value),
         "extraction": extraction, "rounds": rounds, "fields": list(items_by_path.values()),
         "wrong_labels": [labels.of(p) for p in item.wrong_fields or []],
-        "page": page, "pages": pages, "page_number": page.number if page else None,
-        "ocr_layer": ocr_layer(page) if page else "", "proof_rects": "", "can_edit": False,
-        "desk_url": reverse("desk_document", args=[document.id]),
-        "can_decide": item.verdict == AuditItem.Verdict.PENDING and document.status == Status.PASSED.value,
-        "error": error, "posted": request.POST if error else {},
+        "page": page, "pages": pages, "page_number": page.number if page else None, "proof_rects": "",
         "checked": set(request.POST.getlist("fields")) if error else set(),
-        "previous_id": items[index - 1] if index > 0 else None,
-        "next_id": items[index + 1] if index + 1 < len(items) else None,
-        "position": index + 1, "count": len(items),
     }
     return render(request, "audit/item.html", context, status=status)
 
@@ -157,21 +142,5 @@ def audit_item(request: HttpRequest, sample_id: int, item_id: int, *, error: str
 @require_POST
 @role_required(*AUDIT_ROLES)
 def audit_item_decide(request: HttpRequest, sample_id: int, item_id: int) -> HttpResponse:
-    item = get_item(request, sample_id, item_id)
-    verdict = request.POST.get("verdict", "")
-    try:
-        audit_service.audit_item_decide(item_id=item.id, user=request.user, verdict=verdict,
-                                        note=request.POST.get("note", ""),
-                                        wrong_fields=request.POST.getlist("fields"))
-    except audit_service.AuditError as err:
-        return audit_item(request, sample_id, item_id, error=str(err), status=400)
-    except AuditItem.DoesNotExist:
-        raise Http404("No such audit item.") from None
-    if verdict == AuditItem.Verdict.DISAGREE:
-        messages.success(request, f"{item.document.filename} is in the reviewers' queue with your note.")
-    else:
-        messages.success(request, f"You agreed with {item.document.filename}.")
-    following = audit_service.next_pending_item(sample=item.sample, after_position=item.position)
-    if following is not None:
-        return redirect("audit_item", sample_id=sample_id, item_id=following.id)
-    return redirect("audit_sample", sample_id=sample_id)
+    return audit_common.decide(request, DOCUMENTS, sample_id, item_id, show=audit_item,
+                               wrong_fields=request.POST.getlist("fields"))
