@@ -219,6 +219,9 @@ CELERY_TASK_DEFAULT_QUEUE = env_str("CELERY_TASK_DEFAULT_QUEUE", "celery")
 CELERY_TASK_IGNORE_RESULT = True  # tasks write their outcome to the database
 CELERY_TASK_ALWAYS_EAGER = env_bool("CELERY_TASK_ALWAYS_EAGER", False)
 CELERY_WORKER_PREFETCH_MULTIPLIER = 1
+# A worker runs at this niceness (0-19; reviewer/celery.py), below the web process, so a batch's OCR and
+# rendering yield the CPU to a reviewer's request on a shared machine (docs/BENCHMARKS.md, Load).
+WORKER_NICENESS = env_int("WORKER_NICENESS", 10, minimum=0, maximum=19)
 CELERY_TASK_ACKS_ON_FAILURE_OR_TIMEOUT = True
 CELERY_BROKER_CONNECTION_RETRY_ON_STARTUP = True
 # The reaper (extraction.reaper, a thread in every worker): takes back documents whose worker's lease ran

@@ -22,6 +22,8 @@ OWNERS = [("Ana Perez", "1/2"), ("Luis Gomez", "1/4"), ("Marta Diaz", "1/4")]
 COUNT = int(os.environ.get("LOAD_DOCUMENTS", "300"))
 WAIT = max(300, int(COUNT * 1.5))
 TIMEOUT = WAIT + 300
+# pdf-text reads the deeds' own text; bench/load.py may ask for an OCR engine, to load the workers as scans do.
+ENGINE = os.environ.get("LOAD_OCR_ENGINE", "pdf-text")
 
 
 def make_deeds(directory: Path, count: int) -> list[Path]:

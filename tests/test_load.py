@@ -17,7 +17,7 @@ from extraction.models import Document, Round
 from extraction.services.ingest import IncomingFile, batch_create_from_files
 from tests.browser import ARTIFACTS
 from tests.llm_server import ScriptedLLMServer
-from tests.load import COUNT, TIMEOUT, WAIT, DeskProbe, answer_from_request, make_deeds
+from tests.load import COUNT, ENGINE, TIMEOUT, WAIT, DeskProbe, answer_from_request, make_deeds
 from tests.worker import WorkerProcess
 
 pytestmark = [pytest.mark.worker, pytest.mark.slow, pytest.mark.django_db(transaction=True)]
@@ -36,7 +36,7 @@ def test_many_documents_through_two_workers_all_end_final_while_the_desk_answers
             worker.start()
         try:
             started = time.monotonic()
-            batch = batch_create_from_files(name="load", doctype="ownership", ocr_engine="pdf-text",
+            batch = batch_create_from_files(name="load", doctype="ownership", ocr_engine=ENGINE,
                                             files=[IncomingFile(p.name, p) for p in paths])
             desk = Client()
             desk.force_login(users["admin"])

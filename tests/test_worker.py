@@ -50,3 +50,19 @@ def test_the_services_send_the_task_by_the_name_it_is_registered_under():
     from extraction.tasks import process_document
 
     assert process_document.name == PROCESS_DOCUMENT
+
+
+def test_the_worker_and_its_pool_run_below_the_web_process_so_a_batch_yields_the_cpu(celery_worker_process):
+    import os
+    import subprocess
+
+    from django.conf import settings
+
+    main = celery_worker_process.proc.pid
+    children = [int(pid) for pid in subprocess.run(["pgrep", "-P", str(main)], capture_output=True, text=True,
+                                                    check=False).stdout.split()]
+    assert children, "the prefork pool has a process"
+    web = os.getpriority(os.PRIO_PROCESS, 0)
+    assert web < settings.WORKER_NICENESS
+    for pid in [main, *children]:
+        assert os.getpriority(os.PRIO_PROCESS, pid) == settings.WORKER_NICENESS
