@@ -53,6 +53,9 @@ INSTALLED_APPS = [
     "template_partials",
     "extraction",
     "reviewer",
+    "ninja",  # django-ninja: its templates and static files serve the API's docs from here, not a CDN
+    "reviewer.api",
+    "reviewer.webhooks",
 ]
 
 MIDDLEWARE = [
@@ -145,6 +148,9 @@ LOGIN_DEVICE_DAYS = env_int("LOGIN_DEVICE_DAYS", 90, minimum=1)  # a browser tha
 # The client address comes from CLIENT_ADDRESS_HEADER only when the peer is one of these proxies.
 TRUSTED_PROXIES = env_networks("TRUSTED_PROXIES")
 CLIENT_ADDRESS_HEADER = env_str("CLIENT_ADDRESS_HEADER", "X-Forwarded-For")
+# The API (reviewer/api): each token may make API_RATE_LIMIT requests per API_RATE_WINDOW_SECONDS; more get 429.
+API_RATE_LIMIT = env_int("API_RATE_LIMIT", 120, minimum=1)
+API_RATE_WINDOW_SECONDS = env_int("API_RATE_WINDOW_SECONDS", 60, minimum=1, maximum=86400)
 
 LANGUAGE_CODE = "en-us"
 TIME_ZONE = env_str("TIME_ZONE", "UTC")
@@ -279,6 +285,16 @@ LLM_PRICE_CURRENCY = env_str("LLM_PRICE_CURRENCY", "USD") or "USD"
 DESK_POLL_SECONDS = env_int("DESK_POLL_SECONDS", 10, minimum=1, maximum=300)  # presence and stale-page checks
 # Fields whose confidence is under this are marked on the desk and listed least sure first.
 DESK_LOW_CONFIDENCE = env_float("DESK_LOW_CONFIDENCE", 0.8, minimum=0.0, maximum=1.0)
+
+# Webhooks (reviewer/webhooks): endpoints on private, loopback or link-local addresses are refused unless allowed
+# (a receiver on the same network; the tests). An attempt gets WEBHOOK_TIMEOUT_SECONDS in all; the retry schedule
+# (a day) is multiplied by WEBHOOK_BACKOFF_SCALE (tests shrink it); a worker sends what is due every
+# WEBHOOK_SWEEP_SECONDS. Links in payloads start with WEBHOOK_SITE_URL (https://proofdesk.example.org; empty: paths).
+WEBHOOK_ALLOW_PRIVATE_URLS = env_bool("WEBHOOK_ALLOW_PRIVATE_URLS", False)
+WEBHOOK_TIMEOUT_SECONDS = env_float("WEBHOOK_TIMEOUT_SECONDS", 5.0, minimum=0.5, maximum=60)
+WEBHOOK_BACKOFF_SCALE = env_float("WEBHOOK_BACKOFF_SCALE", 1.0, minimum=0.0001, maximum=10)
+WEBHOOK_SWEEP_SECONDS = env_float("WEBHOOK_SWEEP_SECONDS", 5.0, minimum=0.2, maximum=300)
+WEBHOOK_SITE_URL = env_str("WEBHOOK_SITE_URL")
 
 # Content-Security-Policy on every response (django-csp): scripts, styles, images and requests from this
 # origin only; no inline script or style, no eval (htmx is configured without it in base.html), no

@@ -1,6 +1,7 @@
 from django.contrib.auth import views as auth_views
 from django.urls import include, path
 
+from reviewer.api import views as api_views
 from reviewer.views import audit, auth, batches, doctypes, documents_admin, home, queue, users
 
 urlpatterns = [
@@ -23,6 +24,9 @@ urlpatterns = [
     path("types/new/", doctypes.doctype_edit, name="doctype_new"),
     path("types/<slug:name>/", doctypes.doctype_edit, name="doctype_edit"),
     path("types/<slug:name>/yaml/", doctypes.doctype_export, name="doctype_export"),
+    path("account/tokens/", api_views.token_list, name="token_list"),
+    path("api/v1/", include("reviewer.api.urls")),
+    path("webhooks/", include("reviewer.webhooks.urls")),
 ]
 
 handler400 = batches.bad_request  # an upload the multipart parser refused gets the upload page

@@ -15,6 +15,7 @@ from extraction import intake
 from extraction.doctypes.registry import UnknownDocumentType, get_doctype
 from extraction.models import Batch, Document, Upload
 from extraction.services import dispatch
+from extraction.services.transitions import document_moved
 from extraction.states import Status
 
 log = logging.getLogger(__name__)
@@ -85,6 +86,11 @@ def batch_add_files(*, batch: Batch, files: list[IncomingFile], queue: bool = Tr
                 whole = entry.path == incoming.path
                 documents.append(_document_from_entry(batch=batch, upload=upload, entry=entry, seen=seen, limits=limits,
                                                       whole_upload=whole))
+    # A file refused at intake ends here: said as a worker's ending is (transitions.document_moved), once every
+    # document of the upload exists, so a batch of refused files is finished and one with good files is not.
+    for document in documents:
+        if document.status == Status.FAILED.value:
+            document_moved.send(sender=Document, document_id=document.id, to=Status.FAILED)
     if queue:  # False when the caller processes the documents itself (manage.py extract)
         dispatch.documents_queue([d.id for d in documents if d.status == Status.QUEUED.value])
     return documents

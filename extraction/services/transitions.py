@@ -9,11 +9,16 @@ from __future__ import annotations
 
 from django.db import transaction
 from django.db.models import Case, F, Q, Value, When
+from django.dispatch import Signal
 from django.utils import timezone
 
 from extraction.models import Document
 from extraction.services.lease import lease_duration
 from extraction.states import ReviewStatus, Status, review_sources_for, sources_for
+
+# Sent after each move, inside its transaction, with document_id and to: what the move means to others (the
+# webhooks' outbox, reviewer/webhooks) is written with it, and extraction imports none of them.
+document_moved = Signal()
 
 _UNREVIEWED_UNCLAIMED = {"review_status": ReviewStatus.UNREVIEWED.value, "claimed_by": None, "claimed_at": None}
 
@@ -54,7 +59,10 @@ def document_transition(*, document_id: int, to: Status, claim: int | None = Non
         qs = qs.filter(attempts=claim)
     if where is not None:
         qs = qs.filter(where)
-    updated = qs.update(status=to.value, status_changed_at=now, version=F("version") + 1, **extra)
+    with transaction.atomic(savepoint=False):  # inside the caller's transaction when there is one
+        updated = qs.update(status=to.value, status_changed_at=now, version=F("version") + 1, **extra)
+        if updated == 1:
+            document_moved.send(sender=Document, document_id=document_id, to=to)
     return updated == 1
 
 

@@ -30,6 +30,7 @@ from extraction.states import ReviewStatus, Status
 from extraction.validation import make_validator
 from extraction.violations import RuleContext
 from extraction.violations import Violation as RuleViolation
+from reviewer.webhooks import services as webhooks
 
 # Proof rules about a single field: a reviewer's correction is itself the evidence for the new value, so
 # "the cited text does not show this value" is not raised again on a field a reviewer corrected.
@@ -82,6 +83,9 @@ class EditResult:
     # back only the cells whose rules or values changed.
     answer_before: dict | None = None
     stored_before: list[Violation] | None = None
+    # How the value came: "typed", "taken" from the page, or its proof "moved" (the desk shows a typed value's
+    # proof as the old one without reading the events back)
+    how: str = ""
 
 
 def claim_ttl() -> timedelta:
@@ -271,7 +275,7 @@ def field_edit(*, document_id: int, user, path: str, raw_value: str | None, expe
                                    before=before, after=value, proof_before=[_brief(p) for p in proof_before],
                                    note=TYPED)
     return _edited(document, extraction, answer, value=value, violations=violations, fields=fields,
-                   stored=stored, stored_before=stored_before)
+                   stored=stored, stored_before=stored_before, how="typed")
 
 
 def _same(value: Any, before: Any) -> bool:
@@ -332,13 +336,13 @@ def _same_as(row: Violation) -> tuple:
 
 def _edited(document: Document, extraction: Extraction, answer: dict, *, value: Any,
             violations: list[RuleViolation], fields: dict[str, DeskField], stored: list[Violation],
-            stored_before: list[Violation]) -> EditResult:
+            stored_before: list[Violation], how: str) -> EditResult:
     """What the edit left: `document` was read after its guarded update, so its version is the new one."""
     answer_before = extraction.answer
     extraction.answer = answer
     return EditResult(version=document.version, value=value, violations=violations, document=document,
                       extraction=extraction, fields=fields, stored=stored, answer_before=answer_before,
-                      stored_before=stored_before)
+                      stored_before=stored_before, how=how)
 
 
 def _proof_ref(block: Block, *, line_ids: dict[str, int], table_ids: dict[str, int], index: BlockIndex) -> dict:
@@ -452,7 +456,7 @@ def field_take_from_page(*, document_id: int, user, path: str, block_ids: list[i
             proof_after=[_brief(_proof_dict(b, b.page.number)) for b in blocks],  # what the reviewer picked
             note="" if moved else f"taken from the page: {text[:200]}")
     return _edited(document, extraction, answer, value=value, violations=violations, fields=fields,
-                   stored=stored, stored_before=stored_before)
+                   stored=stored, stored_before=stored_before, how="moved" if moved else "taken")
 
 
 def _brief(proof: dict) -> dict:
@@ -481,6 +485,7 @@ def document_verify(*, document_id: int, user, expected_version: int, note: str 
         raise _why_not(document_id=document_id, user_id=user.pk, expected_version=expected_version)
     ReviewEvent.objects.create(document_id=document_id, user=user, kind=ReviewEvent.Kind.VERIFY, after=to.value,
                                note=note)
+    webhooks.document_reviewed(document_id=document_id)
     return to.value
 
 
@@ -496,6 +501,7 @@ def document_reject(*, document_id: int, user, expected_version: int, reason: st
         raise _why_not(document_id=document_id, user_id=user.pk, expected_version=expected_version)
     ReviewEvent.objects.create(document_id=document_id, user=user, kind=ReviewEvent.Kind.REJECT,
                                after=ReviewStatus.REJECTED.value, note=reason)
+    webhooks.document_reviewed(document_id=document_id)
 
 
 @transaction.atomic

@@ -1,0 +1,1 @@
+"""The API's operations, one module per resource."""

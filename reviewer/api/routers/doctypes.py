@@ -1,0 +1,38 @@
+"""Document types: the list, and one type with its fields, labels, rules and versions (admins, as the
+Types page)."""
+
+from __future__ import annotations
+
+from django.http import HttpRequest
+from ninja import Router
+
+from extraction.doctypes.registry import UnknownDocumentType, all_doctypes, get_doctype
+from extraction.selectors_doctypes import doctype_latest_versions, doctype_versions
+from reviewer.api.auth import Roles
+from reviewer.api.errors import ApiProblem
+from reviewer.api.presenters import doctype_detail, doctype_summary
+from reviewer.api.routers.common import PROBLEMS
+from reviewer.api.schemas import DocTypeOut, DocTypeSummary
+from reviewer.roles import ADMIN
+
+router = Router(tags=["document types"])
+
+
+@router.get("", auth=Roles(ADMIN), url_name="doctype_list",
+            response={200: list[DocTypeSummary], **PROBLEMS})
+def doctype_list(request: HttpRequest):
+    defined = [{"name": v.name, "label": v.label, "source": "defined", "version": v.version}
+               for v in doctype_latest_versions()]
+    return [*(doctype_summary(d) for d in all_doctypes()), *defined]
+
+
+@router.get("/{name}", auth=Roles(ADMIN), url_name="doctype_detail",
+            response={200: DocTypeOut, **PROBLEMS})
+def doctype_detail_get(request: HttpRequest, name: str, version: int | None = None):
+    """A type (a defined one at `version`, the newest by default) with its fields and their labels."""
+    try:
+        doctype = get_doctype(name, version)
+    except UnknownDocumentType:
+        raise ApiProblem(404, f"There is no document type {name!r}" + (f" at version {version}." if version else "."),
+                         field="version" if version else None) from None
+    return doctype_detail(doctype, doctype_versions(name=name) if doctype.version is not None else [])
