@@ -9,6 +9,7 @@ from pathlib import Path
 import dj_database_url
 from botocore.config import Config
 from django.core.exceptions import ImproperlyConfigured
+from kombu import Queue
 
 from extraction.env import env_bool, env_choice, env_float, env_int, env_list, env_networks, env_str
 from extraction.llm.config import llm_config_from_env
@@ -295,6 +296,14 @@ WEBHOOK_TIMEOUT_SECONDS = env_float("WEBHOOK_TIMEOUT_SECONDS", 5.0, minimum=0.5,
 WEBHOOK_BACKOFF_SCALE = env_float("WEBHOOK_BACKOFF_SCALE", 1.0, minimum=0.0001, maximum=10)
 WEBHOOK_SWEEP_SECONDS = env_float("WEBHOOK_SWEEP_SECONDS", 5.0, minimum=0.2, maximum=300)
 WEBHOOK_SITE_URL = env_str("WEBHOOK_SITE_URL")
+# Deliveries have their own queue, so a slow receiver never waits in front of a document: a worker started
+# without -Q takes both queues (the demo, the tests); a deployment runs `-Q <the default queue>` for documents
+# and `-Q WEBHOOK_QUEUE` for deliveries (compose.yaml).
+WEBHOOK_QUEUE = env_str("WEBHOOK_QUEUE", f"{CELERY_TASK_DEFAULT_QUEUE}-webhooks")
+if WEBHOOK_QUEUE == CELERY_TASK_DEFAULT_QUEUE:
+    raise ImproperlyConfigured("WEBHOOK_QUEUE must differ from CELERY_TASK_DEFAULT_QUEUE.")
+CELERY_TASK_QUEUES = (Queue(CELERY_TASK_DEFAULT_QUEUE, routing_key=CELERY_TASK_DEFAULT_QUEUE),
+                      Queue(WEBHOOK_QUEUE, routing_key=WEBHOOK_QUEUE))
 
 # Content-Security-Policy on every response (django-csp): scripts, styles, images and requests from this
 # origin only; no inline script or style, no eval (htmx is configured without it in base.html), no

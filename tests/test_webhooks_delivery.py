@@ -16,6 +16,7 @@ from django.utils import timezone
 from standardwebhooks.webhooks import Webhook
 
 from extraction.models import Document
+from extraction.services.ingest import IncomingFile, batch_create_from_files
 from reviewer.services import review
 from reviewer.webhooks import signing
 from reviewer.webhooks.models import Attempt, Delivery, Endpoint, Event
@@ -26,6 +27,7 @@ from reviewer.webhooks.services import (
     delivery_replay,
     endpoint_create,
 )
+from sheetgen.generate import generate_acta
 from tests.faults import free_port, wait_until
 from tests.webhook_data import acta_batch
 from tests.worker import WorkerProcess
@@ -202,7 +204,7 @@ def test_the_sweep_queues_due_deliveries_without_a_message_and_leaves_the_rest(d
 
     sent: list[int] = []
     monkeypatch.setattr(services, "deliveries_queue", lambda ids: sent.extend(ids) or ids)
-    monkeypatch.setattr(services, "broker_queue_size", lambda: 5)  # messages wait in the broker
+    monkeypatch.setattr(services, "broker_queue_size", lambda **_: 5)  # messages wait in the broker
     r = receiver()
     due = _delivery(r.url, r.secret)
     later = _delivery(r.url, r.secret)
@@ -210,7 +212,7 @@ def test_the_sweep_queues_due_deliveries_without_a_message_and_leaves_the_rest(d
     queued = _delivery(r.url, r.secret)
     Delivery.objects.filter(pk=queued.pk).update(queued_at=timezone.now() - timedelta(hours=1))
     assert deliveries_queue_due() == 1 and sent == [due.id]
-    monkeypatch.setattr(services, "broker_queue_size", lambda: 0)  # sent an hour ago, the broker has nothing: lost
+    monkeypatch.setattr(services, "broker_queue_size", lambda **_: 0)  # sent an hour ago, the broker has nothing: lost
     sent.clear()
     deliveries_queue_due()
     assert sent == [due.id, queued.id]
@@ -280,3 +282,30 @@ def test_a_receiver_down_for_ten_minutes_then_back_gets_every_event_exactly_once
     # the receiver was down: the batch's events needed more than one attempt, each recorded
     assert Attempt.objects.filter(error__contains="ConnectionRefused").count() >= 4
     assert Delivery.objects.filter(attempts__gt=1).count() >= 4
+
+
+@pytest.mark.worker
+@pytest.mark.django_db(transaction=True)
+def test_deliveries_have_their_own_queue_so_a_webhook_worker_sends_them_and_never_takes_a_document(
+        worker_env, tmp_path, settings):
+    """A deployment runs documents and deliveries on separate workers (compose.yaml), so a receiver that hangs
+    holds only a delivery worker: here the only worker takes the webhooks' queue, and the deliveries of the
+    batch's failed upload arrive while its good document waits, untouched, in the documents' queue."""
+    settings.WEBHOOK_ALLOW_PRIVATE_URLS = True
+    r = Receiver(signing.new_secret()).start()
+    Endpoint.objects.create(url=r.url, secret=r.secret, events=["document.failed"])
+    env = {**worker_env, "WEBHOOK_ALLOW_PRIVATE_URLS": "1", "WEBHOOK_SWEEP_SECONDS": "0.5"}
+    worker = WorkerProcess(env, tmp_path / "hooks.log", queues=[settings.WEBHOOK_QUEUE])
+    worker.start()
+    try:
+        good, bad = tmp_path / "acta-71.pdf", tmp_path / "empty.pdf"
+        good.write_bytes(generate_acta(seed=71).pdf_bytes)
+        bad.write_bytes(b"")
+        batch = batch_create_from_files(name="hooks", doctype="acta", ocr_engine="pdf-text",
+                                        files=[IncomingFile(good.name, good), IncomingFile(bad.name, bad)])
+        wait_until(lambda: r.ok_ids(), 30, "the delivery of document.failed")
+        time.sleep(2)  # a worker that took documents would have started this one by now
+    finally:
+        worker.stop()
+        r.stop()
+    assert Document.objects.get(batch=batch, filename="acta-71.pdf").status == "queued"

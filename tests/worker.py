@@ -25,8 +25,9 @@ def _database_url(settings_dict: dict) -> str:
 
 
 class WorkerProcess:
-    def __init__(self, env: dict[str, str], log_path: Path, concurrency: int = 1):
-        self.env, self.log_path, self.concurrency = env, log_path, concurrency
+    def __init__(self, env: dict[str, str], log_path: Path, concurrency: int = 1, queues: list[str] | None = None):
+        """`queues`: the queues it takes (-Q); every configured queue when None, as a worker started bare does."""
+        self.env, self.log_path, self.concurrency, self.queues = env, log_path, concurrency, queues
         self.proc: subprocess.Popen | None = None
 
     def start(self, timeout: float = 60) -> None:
@@ -37,7 +38,7 @@ class WorkerProcess:
         self.proc = subprocess.Popen(
             [sys.executable, "-m", "celery", "-A", "reviewer", "worker", "--loglevel", "INFO",
              "--concurrency", str(self.concurrency), "-n", self.name,
-             "--without-gossip", "--without-mingle"],
+             "--without-gossip", "--without-mingle", *(["-Q", ",".join(self.queues)] if self.queues else [])],
             cwd=ROOT, env=self.env, stdout=log, stderr=subprocess.STDOUT,
         )
         deadline = time.monotonic() + timeout

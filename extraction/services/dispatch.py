@@ -60,8 +60,8 @@ def documents_dispatch(document_ids: list[int]) -> list[int]:
     return sent
 
 
-def broker_queue_size() -> int | None:
-    """Messages waiting in the documents' queue, or None when the broker cannot say (or is away)."""
+def broker_queue_size(*, queue: str | None = None) -> int | None:
+    """Messages waiting in `queue` (the documents' by default), or None when the broker cannot say (or is away)."""
     from celery import current_app
     from kombu.exceptions import ChannelError
 
@@ -70,7 +70,7 @@ def broker_queue_size() -> int | None:
             conn.ensure_connection(max_retries=1)
             try:
                 return conn.default_channel.queue_declare(
-                    queue=settings.CELERY_TASK_DEFAULT_QUEUE, passive=True).message_count
+                    queue=queue or settings.CELERY_TASK_DEFAULT_QUEUE, passive=True).message_count
             except ChannelError:
                 return 0  # the queue does not exist: nothing waits in it
     except Exception as exc:

@@ -88,9 +88,10 @@ def batch_add_files(*, batch: Batch, files: list[IncomingFile], queue: bool = Tr
                                                       whole_upload=whole))
     # A file refused at intake ends here: said as a worker's ending is (transitions.document_moved), once every
     # document of the upload exists, so a batch of refused files is finished and one with good files is not.
-    for document in documents:
-        if document.status == Status.FAILED.value:
-            document_moved.send(sender=Document, document_id=document.id, to=Status.FAILED)
+    with transaction.atomic():
+        for document in documents:
+            if document.status == Status.FAILED.value:
+                document_moved.send(sender=Document, document_id=document.id, to=Status.FAILED)
     if queue:  # False when the caller processes the documents itself (manage.py extract)
         dispatch.documents_queue([d.id for d in documents if d.status == Status.QUEUED.value])
     return documents

@@ -182,7 +182,8 @@ def deliveries_queue(delivery_ids: list[int]) -> list[int]:
         for delivery_id in delivery_ids:
             # time limits only as a backstop: the sender's own watchdog ends an attempt after the timeout
             signature(DELIVER, args=(delivery_id,)).apply_async(
-                retry_policy=PUBLISH_RETRY, soft_time_limit=limit * 3 + 10, time_limit=limit * 3 + 20)
+                queue=settings.WEBHOOK_QUEUE, retry_policy=PUBLISH_RETRY, soft_time_limit=limit * 3 + 10,
+                time_limit=limit * 3 + 20)
             sent.append(delivery_id)
     except Exception as exc:  # the broker is away
         log.warning("the broker did not take webhook delivery %s (%s: %s); the sweeper sends it later",
@@ -207,7 +208,8 @@ def deliveries_queue_due(*, now=None, limit: int = 500) -> int:
     due = Delivery.objects.filter(_due(now))
     without_message = Q(queued_at__isnull=True)
     lost_before = now - timedelta(seconds=settings.DISPATCH_LOST_AFTER_SECONDS)
-    if due.filter(queued_at__lt=lost_before).exists() and broker_queue_size() == 0:
+    if (due.filter(queued_at__lt=lost_before).exists()
+            and broker_queue_size(queue=settings.WEBHOOK_QUEUE) == 0):
         without_message |= Q(queued_at__lt=lost_before)
     ids = list(due.filter(without_message).order_by("next_attempt_at", "id").values_list("id", flat=True)[:limit])
     return len(deliveries_queue(ids))
