@@ -30,6 +30,7 @@ def cell_html(f: dict[str, Any], *, context, desk_url: str, edit_url: str, can_e
         f'\n  <a class="field" href="{_e(desk_url)}?field={q}" data-path="{_e(f["path"])}" data-label="{label}"'
         f'\n     data-boxes="{_e(f["boxes"])}"',
         f' data-notes="{_e(f["notes_json"])}"' if f["notes_json"] else "",
+        ' data-old="1"' if f.get("old_proof") else "",
         f'\n     aria-label="{label}: {"empty" if value is None else value}',
         f'; broken: {rules_text}" title="{rules_text}">' if flagged else '">',
         '\n    <span class="value">', '<em class="muted">empty</em>' if value is None else value, "</span>",

@@ -92,7 +92,7 @@ def desk_context(*, user, document: Document, field: str | None = None, violatio
         violations = selectors.desk_violations(extraction=extraction) if extraction else []
     perms = desk_permissions(user=user, document=document)
     groups, labels, items = field_items(document, extraction, violations, can_edit=perms["can_edit"],
-                                        fields=fields if current is not None else None)
+                                        fields=fields if current is not None else None, user=user)
     chosen, selected_violation, selected_path = selection(violations, items, path=field, violation_id=violation)
     stage = stage_context(pages=selectors.document_pages(document=document), chosen=chosen,
                           page_number=page) if with_page else {}
@@ -132,7 +132,7 @@ def field_context(*, user, document: Document, path: str) -> dict[str, Any]:
     extraction = Extraction.objects.current_for(document)
     violations = selectors.desk_violations(extraction=extraction) if extraction else []
     perms = desk_permissions(user=user, document=document)
-    _, _, items = field_items(document, extraction, violations, can_edit=perms["can_edit"], only=path)
+    _, _, items = field_items(document, extraction, violations, can_edit=perms["can_edit"], only=path, user=user)
     return {"document": document, "item": items.get(path), **perms, **_urls(document)}
 
 
@@ -178,16 +178,22 @@ def edit_context(*, user, edited: review.EditResult, path: str) -> dict[str, Any
     named = {name for key in (now - then) + (then - now) for name in key[2]}
     labels = field_labels(groups)
     perms = desk_permissions(user=user, document=document)
-    cell = _cell_maker(edited.stored, labels=labels, fields=fields, can_edit=perms["can_edit"])
     rules_now, rules_then = _rules_of(edited.stored), _rules_of(edited.stored_before)
-    items = {}
-    for p, fi in infos.items():
-        # Another field keeps its FieldValue and label: its cell reads otherwise only through its value or
-        # what it shows of its rules, so only those are compared (a mended sum sends forty cells).
-        if (p == path or fi.value != values_before[p]
+    # Another field keeps its FieldValue and label: its cell reads otherwise only through its value or
+    # what it shows of its rules, so only those are compared (a mended sum sends forty cells).
+    sent = [fi for p, fi in infos.items()
+            if (p == path or fi.value != values_before[p]
                 or (not field_and_holders(p).isdisjoint(named)
-                    and _rules_shown(rules_now(p), p) != _rules_shown(rules_then(p), p))):
-            items[p] = cell(fi)
+                    and _rules_shown(rules_now(p), p) != _rules_shown(rules_then(p), p)))]
+    # The edit says how the edited value came: its events are read back only after a moved proof
+    known = {"typed": {path: (user.pk, user.get_username(), True)}, "taken": {}}.get(edited.how)
+    typed = typed_values(extraction=extraction, fields=fields,
+                         paths=[fi.path for fi in sent if known is None or fi.path != path])
+    if known is not None:
+        typed.update(known)
+    cell = _cell_maker(edited.stored, labels=labels, fields=fields, can_edit=perms["can_edit"], user=user,
+                       typed=typed)
+    items = {fi.path: cell(fi) for fi in sent}
     return {
         **_bars(document=document, extraction=extraction, violations=edited.stored, labels=labels,
                 shorts={p: fi.label for p, fi in infos.items()},
@@ -300,8 +306,49 @@ def boxes_attr(proofs: list[dict]) -> str:
     return ";".join(out)
 
 
-def _notes(fv, label: str, value: Any, ungrounded: list, can_edit: bool) -> list[tuple[str, str]]:
-    notes = []
+def typed_values(*, extraction: Extraction, fields: dict, paths) -> dict[str, tuple[int | None, str, bool]]:
+    """The fields among `paths` whose value a reviewer typed (not taken from the page), by path: (who typed
+    it: their id and name, and whether the field's proof is still the one of the value it replaced). Read from
+    the review events since the extraction ran; one query, none when no field was corrected."""
+    from extraction.models import ReviewEvent
+
+    corrected = [p for p in paths if (fv := fields.get(p)) is not None and fv.corrected]
+    if not corrected or extraction.document_id is None:
+        return {}
+    events = ReviewEvent.objects.filter(document_id=extraction.document_id, field__in=corrected,
+                                        kind__in=(ReviewEvent.Kind.EDIT, ReviewEvent.Kind.PROOF))
+    if extraction.started_at is not None:  # a run's start: events before it were about another reading
+        events = events.filter(created_at__gte=extraction.started_at)
+    events = events.order_by("created_at", "id").values_list("field", "kind", "note", "user_id", "user__username")
+    out: dict[str, tuple[int | None, str, bool]] = {}
+    for path, kind, note, user_id, username in events:
+        if kind == ReviewEvent.Kind.EDIT:
+            if note == review.TYPED:
+                out[path] = (user_id, username or "a reviewer", True)
+            else:  # taken from the page: the value has its own proof now
+                out.pop(path, None)
+        elif path in out:  # the proof was moved by hand: the box is no longer the old value's
+            out[path] = (*out[path][:2], False)
+    return out
+
+
+def _typed_note(typed: tuple[int | None, str, bool] | None, user, has_proof: bool) -> tuple[str, str] | None:
+    """What the proof head says of a typed value, in the words of the person reading it."""
+    if typed is None:
+        return None
+    user_id, name, old = typed
+    who = "You typed this value" if user is not None and user_id == user.pk else f"Typed by {name}"
+    if not has_proof:
+        return ("info typed", f"{who}; it was not taken from the page, so it has no proof box.")
+    if old:
+        return ("old", f"{who}; it was not taken from the page. The box shows the old proof, where the value it "
+                       "replaced was read.")
+    return ("info typed", f"{who}; its proof was then picked on the page by hand.")
+
+
+def _notes(fv, label: str, value: Any, ungrounded: list, can_edit: bool,
+           typed: tuple[str, str] | None = None) -> list[tuple[str, str]]:
+    notes = [typed] if typed else []
     if value is not None and (fv is None or not fv.proofs):
         hint = " Pick its text on the page (click a word or line, or Shift-drag a box) to give it one." if can_edit else ""
         notes.append(("bad", f"{label} has no proof: the value was not found on the page.{hint}"))
@@ -314,10 +361,11 @@ def _notes(fv, label: str, value: Any, ungrounded: list, can_edit: bool) -> list
 
 
 def field_items(document: Document, extraction: Extraction | None, violations: list, *, can_edit: bool,
-                fields: dict | None = None, only: str | None = None
+                fields: dict | None = None, only: str | None = None, user=None
                 ) -> tuple[list[dict], dict[str, str], dict[str, dict]]:
     """The schema's groups with each field's value, rules, proofs and notes; the labels; the items by path.
-    With `only`, just that field's item (one FieldValue read): an edit form needs no more."""
+    With `only`, just that field's item (one FieldValue read): an edit form needs no more. `user`: who reads
+    the desk (a value they typed says "You")."""
     answer = extraction.answer if extraction is not None else None
     if extraction is None or not answer:
         return [], {}, {}
@@ -332,7 +380,8 @@ def field_items(document: Document, extraction: Extraction | None, violations: l
         fields = {only: fv} if fv is not None else {}
     fields = fields if fields is not None else selectors.desk_fields(extraction=extraction)
     by_path: dict[str, dict] = {}
-    make = _cell_maker(violations, labels=labels, fields=fields, can_edit=can_edit)
+    make = _cell_maker(violations, labels=labels, fields=fields, can_edit=can_edit, user=user,
+                       typed=typed_values(extraction=extraction, fields=fields, paths=fields))
 
     def item(fi) -> dict:
         by_path[fi.path] = out = make(fi)
@@ -355,10 +404,12 @@ def field_items(document: Document, extraction: Extraction | None, violations: l
     return groups, labels, by_path
 
 
-def _cell_maker(violations: list, *, labels: FieldLabels, fields: dict, can_edit: bool):
+def _cell_maker(violations: list, *, labels: FieldLabels, fields: dict, can_edit: bool, user=None,
+                typed: dict | None = None):
     """A function building one field's item (what its cell shows) from the rows given here. What a cell reads
     of a broken rule is `_rule_in_cells`, and of the rules involving it `_rules_shown`: an edit's response
-    compares only those."""
+    compares only those. `typed`: `typed_values` of the fields built."""
+    typed = typed or {}
     rules_of = _rules_of(violations)
 
     def item(fi) -> dict:
@@ -368,7 +419,8 @@ def _cell_maker(violations: list, *, labels: FieldLabels, fields: dict, can_edit
         rule_labels = sorted({v.label for v in rules})
         ungrounded = [v for v in rules if v.code == "value_grounded" and fi.path in (v.fields or [])]
         proofs = fv.proofs if fv else []
-        notes = _notes(fv, label, fi.value, ungrounded, can_edit)
+        typed_by = typed.get(fi.path)
+        notes = _notes(fv, label, fi.value, ungrounded, can_edit, _typed_note(typed_by, user, bool(proofs)))
         return {
             "path": fi.path, "id": fid(fi.path), "q": quote(fi.path, safe=""), "label": label, "short": fi.label,
             "value": fi.value, "fv": fv, "rules": rules, "rule_labels": rule_labels, "rules_text": "; ".join(rule_labels),
@@ -377,6 +429,8 @@ def _cell_maker(violations: list, *, labels: FieldLabels, fields: dict, can_edit
             "trust": trust_percent(fv), "trust_low": _unsure(fv),
             "no_proof": fi.value is not None and not proofs, "ungrounded": bool(ungrounded),
             "corrected": bool(fv and fv.corrected), "boxes": boxes_attr(proofs),
+            # the boxes are the proof of a value since typed over: shown as old
+            "old_proof": bool(typed_by and typed_by[2] and proofs),
             "proof_pages": sorted({int(p.get("page") or 1) for p in proofs or []}),
             "notes": notes, "notes_json": json.dumps(notes, ensure_ascii=False) if notes else "",
         }
@@ -477,7 +531,8 @@ def ocr_layer(page: Page) -> SafeString:
 
 
 def proof_rects(page: Page, items: list[dict]) -> SafeString:
-    """The selected fields' proof boxes on this page (the JavaScript redraws them on every selection)."""
+    """The selected fields' proof boxes on this page, for the first paint: the JavaScript then draws every
+    field's boxes, hidden, and shows a selection's by a class."""
     w, h = page.width, page.height
     out = []
     for it in items:
@@ -486,7 +541,8 @@ def proof_rects(page: Page, items: list[dict]) -> SafeString:
             if int(number) != page.number:
                 continue
             left, top, width, height = (float(x) for x in box.split(","))
-            out.append(f'<rect class="proof-box on" data-path="{escape(it["path"], quote=True)}" '
+            old = " old" if it.get("old_proof") else ""
+            out.append(f'<rect class="proof-box on{old}" data-path="{escape(it["path"], quote=True)}" '
                        f'x="{_n(left * w)}" y="{_n(top * h)}" width="{_n(width * w)}" height="{_n(height * h)}" '
                        'vector-effect="non-scaling-stroke"/>')
     return mark_safe("".join(out))  # noqa: S308 - paths are escaped above, numbers are ours

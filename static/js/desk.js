@@ -1,22 +1,25 @@
-/* The review desk's behaviour. htmx does the requests; this file selects fields and rules (their proof
-   boxes are on their links, so a click highlights at once), takes values from the page, moves focus and
-   answers the keyboard. Every shortcut is listed in the dialog `?` opens; none fires while typing. */
+/* The review desk's behaviour. htmx does the requests; this file selects fields and rules, takes values from
+   the page, moves focus and answers the keyboard. Every shortcut is listed in the dialog `?` opens; none fires
+   while typing. Every field's proof boxes travel on its link and are drawn, hidden, on the page shown as soon as
+   the page or the fields arrive: a click only flips classes and text, and reads no layout (what needs the
+   page's geometry, like scrolling a box into view, runs in the next animation frame). */
 (function () {
   "use strict";
   var desk, pane, viewer, selection = null, pendingFocus = null, lastFocus = null, noteFrom = null, marked = [];
-  var stages = {};  // page number -> the page's HTML, fetched once: another page shows without a request
+  var stages = {};  // page number -> the page's stage element, fetched once: another page shows without a request
   var PREFETCH = 12;
+  var REMEMBER_MS = 200;  // how long a selection rests before the address records it
   var DOUBLE_CLICK_MS = 300, singleTake = null;  // a word's click waits this long for a double-click (its line)
   var headReserved = 0;  // the proof head's tallest height yet: it never shrinks, so the page below stays put
   var shownStage = null;  // the page stage laid out last: a swap that brings another one is a new page
-  var typed = {};  // paths whose value the reviewer typed on this desk (a take from the page clears it)
+  var proofs = {};  // path -> its proof boxes on every page, read from the field links when they arrive
 
   function $(sel, root) { return (root || document).querySelector(sel); }
   function $all(sel, root) { return Array.prototype.slice.call((root || document).querySelectorAll(sel)); }
   function fieldLinks() { return $all("#fields a.field"); }
   function ruleLinks() { return $all("#violations a.rule"); }
   function byPath(path) {
-    return fieldLinks().filter(function (a) { return a.getAttribute("data-path") === path; })[0] || null;
+    return path ? $('#fields a.field[data-path="' + (window.CSS && CSS.escape ? CSS.escape(path) : path) + '"]') : null;
   }
   function isTyping(el) {
     return el && (el.tagName === "INPUT" || el.tagName === "TEXTAREA" || el.tagName === "SELECT" || el.isContentEditable);
@@ -25,12 +28,15 @@
     return desk && desk.getAttribute("data-can-edit") === "1" && !desk.classList.contains("stale") && !!$("#take-form");
   }
 
-  /* Scroll a list (not the window) so `el` is visible inside it. */
+  /* Scroll a list (not the window) so `el` is visible inside it, in the next frame: measuring now would make
+     the browser lay out the classes just changed twice. */
   function keepVisible(el, container) {
     if (!el || !container) { return; }
-    var r = el.getBoundingClientRect(), c = container.getBoundingClientRect();
-    if (r.top < c.top) { container.scrollTop -= c.top - r.top + 8; }
-    else if (r.bottom > c.bottom) { container.scrollTop += r.bottom - c.bottom + 8; }
+    window.requestAnimationFrame(function () {
+      var r = el.getBoundingClientRect(), c = container.getBoundingClientRect();
+      if (r.top < c.top) { container.scrollTop -= c.top - r.top + 8; }
+      else if (r.bottom > c.bottom) { container.scrollTop += r.bottom - c.bottom + 8; }
+    });
   }
 
   function setCurrent(el) {
@@ -65,84 +71,98 @@
     return fieldLinks().filter(function (a) { return sel.involved.indexOf(a.getAttribute("data-path")) >= 0; });
   }
 
+  /* Give `container` one `tag` child per item, reusing those it has (and hiding the spare ones): the proof
+     head changes on every click, and making its elements anew each time is work the click can do without. */
+  function fill(container, tag, items, apply) {
+    var kids = container.children;
+    items.forEach(function (item, i) {
+      var el = kids[i];
+      if (!el) { el = document.createElement(tag); container.appendChild(el); }
+      el.hidden = false;
+      apply(el, item);
+    });
+    for (var k = items.length; k < kids.length; k++) { kids[k].hidden = true; }
+  }
+  function note(el, n) { el.className = "proof-note " + n[0]; el.textContent = n[1]; }
+
   function headFor(sel, links) {
     var head = $("#proof-head");
     if (!head) { return; }
     var title = $(".proof-title", head), notes = $(".proof-notes", head), stepper = $(".proof-pages", head);
-    title.textContent = "";
-    notes.textContent = "";
-    stepper.textContent = "";
-    if (!sel) { title.textContent = "Select a field to see where it was read."; return; }
-    var b = document.createElement("b");
-    if (sel.path && links[0]) {
-      title.appendChild(document.createTextNode("Proof of "));
-      b.textContent = links[0].getAttribute("data-label") || sel.path;
-      title.appendChild(b);
+    var said = [], words = "Select a field to see where it was read.", name = "";
+    if (sel && sel.path && links[0]) {
+      words = "Proof of ";
+      name = links[0].getAttribute("data-label") || sel.path;
       var raw = links[0].getAttribute("data-notes");
-      if (typed[sel.path]) {  // typed on this desk: the boxes are the proof of the value it replaced
-        var t = document.createElement("p");
-        t.className = "proof-note info typed";
-        t.textContent = links[0].getAttribute("data-boxes")
-          ? "You typed this value; it was not taken from the page. The box shows the old proof, of the value it replaced."
-          : "You typed this value; it was not taken from the page, so it has no proof box.";
-        notes.appendChild(t);
-      }
-      (raw ? JSON.parse(raw) : []).forEach(function (n) {
-        var p = document.createElement("p");
-        p.className = "proof-note " + n[0];
-        p.textContent = n[1];
-        notes.appendChild(p);
-      });
+      said = raw ? JSON.parse(raw) : [];
       if (canPick()) {
-        var hint = document.createElement("p");
-        hint.className = "proof-note hint";
-        hint.textContent = pickMode() === "proof"
+        said.push(["hint", pickMode() === "proof"
           ? "Click a word or line on the page to move this proof there (the value stays)."
-          : "Click a word or line on the page (Shift-drag for several) to take it as this value and its proof.";
-        notes.appendChild(hint);
+          : "Click a word or line on the page (Shift-drag for several) to take it as this value and its proof."]);
       }
-    } else {
-      title.appendChild(document.createTextNode("Proofs of: "));
-      b.textContent = sel.label || "the rule's fields";
-      title.appendChild(b);
-      if (!sel.boxes.length) {
-        var none = document.createElement("p");
-        none.className = "proof-note bad";
-        none.textContent = "None of the fields this rule involves has a proof on the page.";
-        notes.appendChild(none);
-      }
+    } else if (sel) {
+      words = "Proofs of: ";
+      name = sel.label || "the rule's fields";
+      if (!sel.boxes.length) { said.push(["bad", "None of the fields this rule involves has a proof on the page."]); }
     }
-    var pages = sel.pages;
-    if (pages.length > 1) {
-      stepper.appendChild(document.createTextNode("on pages "));
-      pages.forEach(function (n) {
-        var btn = document.createElement("button");
-        btn.type = "button";
-        btn.className = "secondary page-step";
-        btn.setAttribute("data-goto", String(n));
-        btn.textContent = String(n);
-        btn.setAttribute("aria-label", "Show page " + n);
-        stepper.appendChild(btn);
-      });
+    // the title is a text and a <b>: kept, their text changed
+    var lead = title.firstChild, b = title.querySelector("b");
+    if (!lead || lead.nodeType !== 3 || !b || title.childNodes.length !== 2) {
+      title.textContent = "";
+      lead = title.appendChild(document.createTextNode(""));
+      b = title.appendChild(document.createElement("b"));
     }
+    lead.data = words;
+    b.textContent = name;
+    b.hidden = !name;
+    fill(notes, "p", said, note);
+    var pages = sel && sel.pages && sel.pages.length > 1 ? sel.pages : [];
+    if (!stepper.firstChild || stepper.firstChild.nodeType !== 3) { stepper.textContent = ""; stepper.appendChild(document.createTextNode("")); }
+    stepper.firstChild.data = pages.length ? "on pages " : "";
+    var buttons = stepper.querySelector(".page-steps") || stepper.appendChild(document.createElement("span"));
+    buttons.className = "page-steps";
+    fill(buttons, "button", pages, function (btn, n) {
+      btn.type = "button";
+      btn.className = "secondary page-step";
+      btn.setAttribute("data-goto", String(n));
+      btn.textContent = String(n);
+      btn.setAttribute("aria-label", "Show page " + n);
+    });
   }
 
   /* The proof head sits above the page: when its notes grow (a take adds "Corrected by a reviewer"), the page
      would drop under the pointer. Its height is reserved (it never shrinks back) and a growth is scrolled
-     away, so the page stays where it was on the screen. */
-  function keepPageStill(head, before) {
-    if (!head) { return; }
-    headReserved = Math.max(headReserved, head.getBoundingClientRect().height);
-    head.style.minHeight = headReserved + "px";
-    var grown = head.getBoundingClientRect().height - before;
-    if (grown > 0 && before > 0 && viewer && viewer.viewport) { viewer.viewport.scrollTop += grown; }
+     away, so the page stays where it was on the screen. Watched after the browser's layout, so a click
+     measures nothing. */
+  function keepPageStill() {
+    var head = $("#proof-head"), last = 0;
+    if (!head || !window.ResizeObserver) { return; }
+    new window.ResizeObserver(function () {
+      var height = head.offsetHeight;  // laid out already: reading it costs nothing
+      if (height > headReserved) { headReserved = height; head.style.minHeight = height + "px"; }
+      if (height > last && last > 0 && viewer && viewer.viewport) { viewer.viewport.scrollTop += height - last; }
+      last = Math.max(last, height);
+    }).observe(head);
+  }
+
+  /* Every field's boxes, read from the links, drawn hidden on the page shown: after the page or a field changed. */
+  function buildBoxes() {
+    var old = {};
+    proofs = {};
+    fieldLinks().forEach(function (a) {
+      var path = a.getAttribute("data-path");
+      proofs[path] = window.ProofViewer.parseBoxes(a.getAttribute("data-boxes"), path);
+      if (a.hasAttribute("data-old")) { old[path] = true; }
+    });
+    if (viewer) { viewer.build(proofs, old); }
   }
 
   function select(sel) {
     selection = sel;
     var links = selectedLinks(sel), boxes = [];
     links.forEach(function (a) {
-      boxes = boxes.concat(window.ProofViewer.parseBoxes(a.getAttribute("data-boxes"), a.getAttribute("data-path")));
+      var path = a.getAttribute("data-path");
+      boxes = boxes.concat(proofs[path] || window.ProofViewer.parseBoxes(a.getAttribute("data-boxes"), path));
     });
     if (sel) {
       sel.boxes = boxes;
@@ -166,9 +186,7 @@
       pane.setAttribute("data-fields", sel && sel.fields ? sel.fields.join("|") : "");
     }
     desk.classList.toggle("picking", !!(sel && sel.path) && canPick());
-    var head = $("#proof-head"), before = head ? head.getBoundingClientRect().height : 0;
     headFor(sel, links);
-    keepPageStill(head, before);
     if (!viewer) { return; }
     viewer.boxes = boxes;
     if (sel && sel.pages.length && sel.pages.indexOf(viewer.pageNumber()) < 0) {
@@ -192,27 +210,26 @@
     if (first) { setCurrent(first); keepVisible(first, $("#fields")); }
     remember("violation", r.getAttribute("data-violation"));
   }
+  /* The address says what is selected (a reload shows it again). Writing it costs the browser more than the
+     highlight does: it is written once the selection has rested a moment, after the highlight is painted. */
+  var rememberLater = null;
   function remember(key, value) {
-    var url = new URL(window.location.href);
-    ["field", "violation", "edit", "page"].forEach(function (k) { url.searchParams.delete(k); });
-    url.searchParams.set(key, value);
-    window.history.replaceState(null, "", url.toString());
+    clearTimeout(rememberLater);
+    rememberLater = setTimeout(function () {
+      var url = new URL(window.location.href);
+      ["field", "violation", "edit", "page"].forEach(function (k) { url.searchParams.delete(k); });
+      url.searchParams.set(key, value);
+      window.history.replaceState(null, "", url.toString());
+    }, REMEMBER_MS);
   }
 
-  /* A stage's markup to swap in again later: without the styles the viewer set on it, which markup would carry
-     as style attributes that the Content-Security-Policy refuses. */
-  function stageMarkup(stage) {
-    var copy = stage.cloneNode(true);
-    copy.removeAttribute("style");
-    Array.prototype.forEach.call(copy.querySelectorAll("[style]"), function (el) { el.removeAttribute("style"); });
-    return copy.outerHTML;
-  }
   function stageUrl(n) { return desk.getAttribute("data-proof-url") + "?page=" + encodeURIComponent(n); }
   function goToPage(n) {
     var stage = $("#page-stage");
     if (!stage || !n || String(n) === stage.getAttribute("data-page")) { return; }
-    if (stages[n]) {  // fetched already: swap it in at once
-      stage.outerHTML = stages[n];
+    if (stages[n]) {  // fetched already: its element goes in at once (no parsing), this one waits for its turn
+      stages[stage.getAttribute("data-page")] = stage;
+      stage.replaceWith(stages[n]);
       stageSwapped();
       return;
     }
@@ -225,15 +242,15 @@
     var total = Math.min(parseInt(stage.getAttribute("data-pages") || "1", 10), PREFETCH);
     var here = stage.getAttribute("data-page");
     for (var n = 1; n <= total; n++) {
-      if (String(n) === here) { stages[n] = stageMarkup(stage); continue; }
+      if (String(n) === here) { stages[n] = stage; continue; }
       (function (page) {
         window.fetch(stageUrl(page), { headers: { "HX-Request": "true" }, credentials: "same-origin" })
           .then(function (r) { return r.ok ? r.text() : null; })
           .then(function (html) {
-            if (!html) { return; }
-            stages[page] = html.trim();
+            if (!html || stages[page]) { return; }
             var holder = document.createElement("div");
-            holder.innerHTML = stages[page];
+            holder.innerHTML = html.trim();
+            stages[page] = holder.firstElementChild;
             var img = holder.querySelector("img.page-image");
             if (img && img.decode) { img.decode().catch(function () { return null; }); }
           }).catch(function () { return null; });
@@ -245,6 +262,8 @@
     shownStage = stage;
     if (!stage || !viewer) { return; }
     viewer.pageChanged();
+    buildBoxes();
+    viewer.show(viewer.boxes);
     $all(".thumb").forEach(function (t) {
       var here = t.getAttribute("data-page") === stage.getAttribute("data-page");
       t.classList.toggle("current", here);
@@ -271,7 +290,6 @@
     form.querySelector("[name=field]").value = path;
     form.querySelector("[name=blocks]").value = ids.join(",");
     form.querySelector("[name=mode]").value = pickMode();
-    if (pickMode() === "value") { delete typed[path]; }
     pendingFocus = path;
     form.requestSubmit();
   }
@@ -454,11 +472,12 @@
     // a new page came in (not any swap whose target left the document, like an edited cell: laying the page
     // out again would scroll it back to its top under the reviewer's pointer)
     if (stage && stage !== shownStage) {
-      stages[stage.getAttribute("data-page")] = stageMarkup(stage);
+      stages[stage.getAttribute("data-page")] = stage;
       stageSwapped();
     }
     var fields = $("#fields");
     if (fields && target && (target === fields || target.id === "fields" || fields.contains(target) || !document.body.contains(target))) {
+      buildBoxes();  // a field's value or proof may have changed: its boxes are drawn again, before any click
       var path = pendingFocus || fields.getAttribute("data-focus");
       pendingFocus = null;
       if ($("#fields .edit-form")) { selectEditValue(); return; }  // autofocus is on the edit box
@@ -479,17 +498,16 @@
     if (pane && window.ProofViewer && $("#viewport")) {
       viewer = new window.ProofViewer(pane);
       viewer.layout();
+      buildBoxes();
     }
+    keepPageStill();
     document.addEventListener("click", onClick);
     document.addEventListener("htmx:afterSettle", afterSettle);
     document.addEventListener("focusin", onFocusIn);
     // a saved edit comes back as the field's cell (and the cells it changed): focus returns to that field
     document.addEventListener("htmx:beforeRequest", function (ev) {
       var form = ev.detail && ev.detail.elt;
-      if (form && form.matches && form.matches(".edit-form")) {
-        pendingFocus = form.getAttribute("data-path");
-        typed[pendingFocus] = true;
-      }
+      if (form && form.matches && form.matches(".edit-form")) { pendingFocus = form.getAttribute("data-path"); }
     });
     var dialog = $("#shortcuts");
     if (dialog) { dialog.addEventListener("close", function () { if (lastFocus) { lastFocus.focus(); } }); }
