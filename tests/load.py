@@ -3,16 +3,20 @@ workers and the scripted LLM, while the desk is asked for pages."""
 
 from __future__ import annotations
 
+import multiprocessing
 import os
 import re
 import statistics
+import threading
 import time
+from collections.abc import Iterator
+from contextlib import contextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
 
 import pymupdf
 
-from tests.llm_server import reply_json
+from tests.llm_server import ScriptedLLMServer, reply_json
 
 OWNERS = [("Ana Perez", "1/2"), ("Luis Gomez", "1/4"), ("Marta Diaz", "1/4")]
 
@@ -69,19 +73,49 @@ class DeskProbe:
     """Asks the desk for a page every `interval` seconds and keeps the latencies."""
 
     latencies_ms: list[float] = field(default_factory=list)
+    by_url: dict[str, list[float]] = field(default_factory=dict)
     failures: list[str] = field(default_factory=list)
 
     def probe(self, client, urls: list[str]) -> None:
         for url in urls:
             started = time.perf_counter()
             response = client.get(url)
-            self.latencies_ms.append((time.perf_counter() - started) * 1000)
+            took = (time.perf_counter() - started) * 1000
+            self.latencies_ms.append(took)
+            self.by_url.setdefault(url, []).append(took)
             if response.status_code != 200:
                 self.failures.append(f"{url}: {response.status_code}")
 
-    def summary(self) -> dict[str, float]:
-        data = sorted(self.latencies_ms)
+    @staticmethod
+    def _figures(values: list[float]) -> dict[str, float]:
+        data = sorted(values)
         if not data:
             return {"n": 0}
         return {"n": len(data), "p50_ms": statistics.median(data),
                 "p95_ms": data[min(len(data) - 1, int(0.95 * len(data)))], "max_ms": data[-1]}
+
+    def summary(self) -> dict:
+        return {**self._figures(self.latencies_ms),
+                "by_url": {url: self._figures(values) for url, values in self.by_url.items()}}
+
+
+def _serve_model(address) -> None:
+    with ScriptedLLMServer() as llm:
+        llm.always(answer_from_request)
+        address.put(llm.base_url)
+        threading.Event().wait()  # until the test ends this process
+
+
+@contextmanager
+def model_in_own_process() -> Iterator[str]:
+    """The scripted model, answering from a process of its own (its base URL): a real model is elsewhere, and
+    its work in the test's process would queue the desk's requests behind it for the interpreter's lock."""
+    context = multiprocessing.get_context("fork")
+    address = context.Queue()
+    process = context.Process(target=_serve_model, args=(address,), daemon=True)
+    process.start()
+    try:
+        yield address.get(timeout=30)
+    finally:
+        process.terminate()
+        process.join(timeout=10)

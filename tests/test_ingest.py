@@ -142,6 +142,21 @@ def test_progress_polling_stops_when_the_batch_is_done(client_as, tmp_path):
     assert Document.objects.filter(batch=batch, status__in=["passed", "flagged"]).count() == 1
 
 
+def test_a_large_batch_shows_its_documents_a_page_at_a_time_and_the_poll_keeps_to_the_page_shown(client_as):
+    batch = Batch.objects.create(name="many", doctype="acta", ocr_engine="auto")
+    Document.objects.bulk_create([Document(batch=batch, filename=f"doc-{i:03d}.pdf") for i in range(120)])
+    client = client_as("admin")
+    url = reverse("batch_detail", args=[batch.id])
+    first = client.get(url).content.decode()
+    assert first.count("<tr data-document=") == 50 and "doc-000.pdf" in first and "doc-050.pdf" not in first
+    assert 'href="?page=2"' in first and "documents 1–50 of 120" in first
+    last = client.get(url + "?page=3").content.decode()
+    assert last.count("<tr data-document=") == 20 and "doc-119.pdf" in last and 'href="?page=2"' in last
+    poll = client.get(url + "?partial=progress&page=2", headers={"HX-Request": "true"}).content.decode()
+    assert poll.count("<tr data-document=") == 50 and "doc-050.pdf" in poll and "doc-000.pdf" not in poll
+    assert "partial=progress&amp;page=2" in poll  # the next poll asks for the same page
+
+
 def test_a_post_without_files_is_refused_and_creates_no_batch(client_as):
     response = client_as("admin").post(reverse("batch_upload"), {"name": "nothing", "doctype": "acta",
                                                                  "ocr_engine": "auto"})

@@ -16,8 +16,7 @@ from django.urls import reverse
 from extraction.models import Document, Round
 from extraction.services.ingest import IncomingFile, batch_create_from_files
 from tests.browser import ARTIFACTS
-from tests.llm_server import ScriptedLLMServer
-from tests.load import COUNT, ENGINE, TIMEOUT, WAIT, DeskProbe, answer_from_request, make_deeds
+from tests.load import COUNT, ENGINE, TIMEOUT, WAIT, DeskProbe, make_deeds, model_in_own_process
 from tests.worker import WorkerProcess
 
 pytestmark = [pytest.mark.worker, pytest.mark.slow, pytest.mark.django_db(transaction=True)]
@@ -28,9 +27,8 @@ def test_many_documents_through_two_workers_all_end_final_while_the_desk_answers
     worker_env, users, tmp_path
 ):
     paths = make_deeds(tmp_path, COUNT)
-    with ScriptedLLMServer() as llm:
-        llm.always(answer_from_request)
-        env = {**worker_env, "LLM_BASE_URL": llm.base_url, "LLM_MODEL": "scripted", "LLM_TIMEOUT": "30"}
+    with model_in_own_process() as model_url:
+        env = {**worker_env, "LLM_BASE_URL": model_url, "LLM_MODEL": "scripted", "LLM_TIMEOUT": "30"}
         workers = [WorkerProcess(env, tmp_path / f"worker{i}.log") for i in range(2)]
         for worker in workers:
             worker.start()

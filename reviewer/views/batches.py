@@ -3,6 +3,7 @@ from pathlib import Path
 
 from django.conf import settings
 from django.contrib import messages
+from django.core.paginator import Paginator
 from django.http import HttpRequest, HttpResponse
 from django.http.multipartparser import MultiPartParserError
 from django.shortcuts import get_object_or_404, redirect, render
@@ -19,6 +20,8 @@ from reviewer.roles import ADMIN, SUPERVISOR
 from reviewer.services.deletion import DeletionError
 from reviewer.services.deletion import batch_delete as batch_delete_service
 
+DOCUMENTS_PER_PAGE = 50
+
 
 def get_batch(request: HttpRequest, batch_id: int) -> Batch:
     """The access helper for a batch: 404 when it does not exist (roles are checked by the view)."""
@@ -34,8 +37,9 @@ def batch_list(request: HttpRequest) -> HttpResponse:
 def batch_detail(request: HttpRequest, batch_id: int) -> HttpResponse:
     batch = get_batch(request, batch_id)
     counts = selectors.batch_status_counts(batch=batch)
-    context = {"batch": batch, "counts": counts, "documents": batch.documents.order_by("created_at", "id")[:500],
-               "poll_seconds": 2}
+    # A page of documents at a time: the progress poll renders the page shown, not a thousand rows every 2 s.
+    page = Paginator(batch.documents.order_by("created_at", "id"), DOCUMENTS_PER_PAGE).get_page(request.GET.get("page"))
+    context = {"batch": batch, "counts": counts, "documents": page.object_list, "page": page, "poll_seconds": 2}
     if request.htmx and request.GET.get("partial") == "progress":
         response = render(request, "batches/detail.html#progress", context)
         if counts["total"] and counts["done"] == counts["total"]:
