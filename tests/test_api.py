@@ -189,6 +189,13 @@ def test_a_path_the_api_does_not_have_is_a_problem_too(api_as):
     assert_problem(client.get("/api/v1/documents/not-a-number", headers=headers), 422, field="document_id")
 
 
+def test_a_method_an_operation_does_not_have_is_a_problem_with_what_is_allowed(api_as):
+    client, headers = api_as("reviewer")
+    response = client.delete("/api/v1/documents", headers=headers)
+    assert_problem(response, 405)
+    assert response["Allow"] == "GET" and "use GET" in response.json()["detail"]
+
+
 # --- documents ----------------------------------------------------------------------------------------
 
 
