@@ -14,6 +14,7 @@ from PIL import Image
 
 from extraction.models import Batch, Document, ReviewEvent
 from extraction.states import ReviewStatus, Status
+from reviewer.api import throttle
 from reviewer.api.models import ApiToken
 from reviewer.api.services import token_create
 from tests.desk_data import flagged_acta
@@ -263,15 +264,19 @@ def test_a_documents_result_has_fields_with_proofs_and_rules_in_peoples_words(ap
 # --- limits -------------------------------------------------------------------------------------------
 
 
-def test_a_token_over_its_limit_gets_429_with_retry_after(api_as, settings):
-    settings.API_RATE_LIMIT = 2
+def test_a_token_over_its_limit_gets_429_with_the_seconds_left_in_its_window(api_as, settings, monkeypatch):
+    settings.API_RATE_LIMIT, settings.API_RATE_WINDOW_SECONDS = 2, 60
+    clock = [60 * 29_000_000 + 17.5]  # 17.5 s into a 60 s window: 42.5 s left
+    monkeypatch.setattr(throttle.time, "time", lambda: clock[0])
     client, headers = api_as("reviewer")
     assert [client.get("/api/v1/documents", headers=headers).status_code for _ in range(2)] == [200, 200]
     refused = client.get("/api/v1/documents", headers=headers)
     assert_problem(refused, 429)
-    assert 1 <= int(refused["Retry-After"]) <= settings.API_RATE_WINDOW_SECONDS
+    assert refused["Retry-After"] == "43"  # rounded up: a client that waits that long is counted afresh
     other_client, other = api_as("supervisor")  # another token has its own count
     assert other_client.get("/api/v1/documents", headers=other).status_code == 200
+    clock[0] += 43  # the next window: the token is counted afresh
+    assert client.get("/api/v1/documents", headers=headers).status_code == 200
 
 
 # --- review -------------------------------------------------------------------------------------------

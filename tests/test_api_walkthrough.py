@@ -1,4 +1,4 @@
-"""docs/api_walkthrough.py, the README's API example, run as another system would run it: against the app over
+"""docs/api_walkthrough.py, the example of docs/API.md, run as another system would run it: against the app over
 HTTP with a token, a real worker on Redis, and the script's own webhook receiver registered as an endpoint."""
 
 from __future__ import annotations

@@ -16,18 +16,23 @@ def _value(page, path: str) -> str:
     return page.locator(f'#fields a.field[data-path="{path}"] .value').inner_text().strip()
 
 
-def test_typing_in_a_freshly_opened_edit_box_replaces_the_old_value(live_server, page, users):
-    acta = flagged_acta(seed=81)
-    target = "rows[0].votes"
-    old = FieldValue.objects.get(extraction=acta.extraction, path=target).value
-    new = old + 7
-    base = live_server.url
+def _edit_with_the_keyboard(page, base: str, acta, target: str):
+    """Open the desk, focus the field, press `e`: the edit box, focused."""
     login(page, base)
     open_desk(page, base, acta.document.id)
     page.locator(f'#fields a.field[data-path="{target}"]').focus()
     page.keyboard.press("e")
     box = page.locator(f'.edit-form[data-path="{target}"] input.edit-value')
     expect(box).to_be_focused()
+    return box
+
+
+def test_typing_in_a_freshly_opened_edit_box_replaces_the_old_value(live_server, page, users):
+    acta = flagged_acta(seed=81)
+    target = "rows[0].votes"
+    old = FieldValue.objects.get(extraction=acta.extraction, path=target).value
+    new = old + 7
+    box = _edit_with_the_keyboard(page, live_server.url, acta, target)
     page.keyboard.type(str(new))
     assert box.input_value() == str(new)
     page.keyboard.press("Enter")
@@ -39,13 +44,7 @@ def test_saving_the_value_the_model_read_closes_the_box_and_records_no_correctio
     acta = flagged_acta(seed=86)
     target = "rows[0].votes"
     old = FieldValue.objects.get(extraction=acta.extraction, path=target).value
-    base = live_server.url
-    login(page, base)
-    open_desk(page, base, acta.document.id)
-    page.locator(f'#fields a.field[data-path="{target}"]').focus()
-    page.keyboard.press("e")
-    box = page.locator(f'.edit-form[data-path="{target}"] input.edit-value')
-    expect(box).to_be_focused()
+    _edit_with_the_keyboard(page, live_server.url, acta, target)
     page.keyboard.type(str(old))
     page.keyboard.press("Enter")
     expect(page.locator(f'.edit-form[data-path="{target}"]')).to_have_count(0)

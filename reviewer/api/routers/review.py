@@ -90,27 +90,27 @@ def field_edit(request: HttpRequest, document_id: int, data: EditIn):
     return document_out(get_document(document_id))
 
 
+def _decide(request: HttpRequest, document_id: int, service, *, note_field: str, **given) -> dict:
+    """A decision (verify, reject) on the caller's own claim, refused as a problem naming `note_field`."""
+    _hold_required(request=request, document_id=document_id)
+    try:
+        _call(service, document_id=document_id, user=request.user, **given)
+    except review.ReviewError as err:
+        raise _problem(err, note_field=note_field) from None
+    return _decision(get_document(document_id))
+
+
 @router.post("/{document_id}/verify", auth=Roles(*WORK_ROLES), url_name="document_verify",
              response={200: DecisionOut, **RESPONSES})
 def document_verify(request: HttpRequest, document_id: int, data: VerifyIn):
     """Accept the values (corrected when a field was changed); `note` is required while rules fail."""
-    _hold_required(request=request, document_id=document_id)
-    try:
-        _call(review.document_verify, document_id=document_id, user=request.user, expected_version=data.version,
-              note=data.note)
-    except review.ReviewError as err:
-        raise _problem(err, note_field="note") from None
-    return _decision(get_document(document_id))
+    return _decide(request, document_id, review.document_verify, note_field="note", expected_version=data.version,
+                   note=data.note)
 
 
 @router.post("/{document_id}/reject", auth=Roles(*WORK_ROLES), url_name="document_reject",
              response={200: DecisionOut, **RESPONSES})
 def document_reject(request: HttpRequest, document_id: int, data: RejectIn):
     """The document cannot be trusted: rejected, with the reason."""
-    _hold_required(request=request, document_id=document_id)
-    try:
-        _call(review.document_reject, document_id=document_id, user=request.user, expected_version=data.version,
-              reason=data.reason)
-    except review.ReviewError as err:
-        raise _problem(err, note_field="reason") from None
-    return _decision(get_document(document_id))
+    return _decide(request, document_id, review.document_reject, note_field="reason", expected_version=data.version,
+                   reason=data.reason)
