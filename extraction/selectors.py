@@ -6,10 +6,11 @@ import json
 from functools import cache
 from typing import Any, NamedTuple
 
-from django.db import connections, router
+from django.db import connections
 from django.db.models import Count, Q, QuerySet
 
 from extraction.models import Batch, Document, Extraction
+from extraction.sql_batch import Statement, instance_of, select_columns, statements_run
 from extraction.states import Status
 
 
@@ -141,7 +142,7 @@ class DeskField(NamedTuple):
 
 
 @cache
-def _desk_fields_sql() -> str:
+def _desk_fields_sql(*, current: bool) -> str:
     """Every edit reads all of a document's fields: written out, the read costs a quarter of what the ORM
     spends building it and converting each value. The names are the model's own."""
     from extraction.models import FieldValue
@@ -149,7 +150,62 @@ def _desk_fields_sql() -> str:
     meta = FieldValue._meta
     columns = ", ".join(meta.get_field(name).column for name in DeskField._fields)
     return (f"SELECT {columns} FROM {meta.db_table} "  # noqa: S608 - names from the model, the id a parameter
-            f"WHERE {meta.get_field('extraction').column} = %s ORDER BY {meta.get_field('position').column}")
+            f"WHERE {meta.get_field('extraction').column} = {_extraction_sql(current=current)} "
+            f"ORDER BY {meta.get_field('position').column}")
+
+
+@cache
+def _extraction_sql(*, current: bool) -> str:
+    """An extraction's id as a statement's parameter, or (`current`) the id of the current extraction of the
+    document whose id is the parameter (`ExtractionQuerySet.newest_first`), as a subquery."""
+    if not current:
+        return "%s"
+    meta = Extraction._meta
+    document, started = meta.get_field("document").column, meta.get_field("started_at").column
+    return (f"(SELECT {meta.pk.column} FROM {meta.db_table} WHERE {document} = %s "  # noqa: S608 - the model's names
+            f"ORDER BY {started} DESC, {meta.pk.column} DESC LIMIT 1)")
+
+
+# What an edit and the desk's answer to it read of the extraction, its document and batch. Their other columns
+# (a run's settings and costs, the upload, the OCR's bookkeeping) made up a third of the read's work.
+_EDIT_READS = {
+    Extraction: ("id", "document", "doctype", "doctype_version", "reader", "answer", "settings", "started_at"),
+    Document: ("id", "batch", "filename", "status", "review_status", "version", "claimed_by", "claimed_at",
+               "created_at"),
+    Batch: ("id", "name", "doctype", "doctype_version", "trial"),
+}
+
+
+@cache
+def _extraction_for_edit_sql() -> str:
+    e, d, b = Extraction._meta, Document._meta, Batch._meta
+    columns = ", ".join(select_columns(model=model, names=names, alias=alias)
+                        for (model, names), alias in zip(_EDIT_READS.items(), ("e", "d", "b"), strict=True))
+    return (f"SELECT {columns} FROM {e.db_table} e "  # noqa: S608 - the models' names, the id a parameter
+            f"JOIN {d.db_table} d ON d.{d.pk.column} = e.{e.get_field('document').column} "
+            f"JOIN {b.db_table} b ON b.{b.pk.column} = d.{d.get_field('batch').column} "
+            f"WHERE e.{e.pk.column} = {_extraction_sql(current=True)}")
+
+
+def extraction_for_edit_statement(*, document_id: int) -> Statement:
+    """A document's current extraction with its document and batch, the columns an edit and the desk's
+    answer to it read (`extraction_for_edit_of`), to send with others (`sql_batch`)."""
+    return _extraction_for_edit_sql(), [document_id]
+
+
+def extraction_for_edit_of(rows: list[tuple]) -> Extraction | None:
+    """The extraction of `extraction_for_edit_statement`'s row, its document and batch set on it; None when the
+    document has no extraction."""
+    if not rows:
+        return None
+    values, made = list(rows[0]), []
+    for model, names in _EDIT_READS.items():
+        made.append(instance_of(model=model, names=names, values=values[:len(names)]))
+        values = values[len(names):]
+    extraction, document, batch = made
+    document.batch = batch
+    extraction.document = document
+    return extraction
 
 
 def _json(value: Any) -> Any:
@@ -166,33 +222,102 @@ def _json_all(texts: list) -> list:
     return [_json(t) for t in texts]
 
 
+# What a proof cites of a block the reviewer picked, and of its page (a page's second engine's words are not
+# wanted here)
+_PICKED_READS = {
+    "Block": ("id", "type", "text", "parent", "row", "column", "left", "top", "width", "height", "confidence",
+              "order", "page"),
+    "Page": ("id", "number"),
+}
+
+
+def picked_blocks_statement(*, document_id: int, block_ids: list[int]) -> Statement:
+    """The blocks of the document with these ids, in reading order, with their pages' numbers
+    (`picked_blocks_of`), to send with others (`sql_batch`)."""
+    from extraction.models import Block, Page
+
+    b, p, qn = Block._meta, Page._meta, connections["default"].ops.quote_name
+    columns = ", ".join((select_columns(model=Block, names=_PICKED_READS["Block"], alias="b"),
+                         select_columns(model=Page, names=_PICKED_READS["Page"], alias="p")))
+    ids = ", ".join(["%s"] * len(block_ids))
+    return (f"SELECT {columns} FROM {b.db_table} b "  # noqa: S608 - the models' names, the ids parameters
+            f"JOIN {p.db_table} p ON p.{p.pk.column} = b.{b.get_field('page').column} "
+            f"WHERE b.{b.get_field('document').column} = %s AND b.{b.pk.column} IN ({ids}) "
+            f"ORDER BY p.{qn(p.get_field('number').column)}, b.{qn(b.get_field('order').column)}, b.{b.pk.column}",
+            [document_id, *block_ids])
+
+
+def picked_blocks_of(rows: list[tuple]) -> list:
+    """Block instances of `picked_blocks_statement`'s rows, each with its page (its id and number) set."""
+    from extraction.models import Block, Page
+
+    n, out = len(_PICKED_READS["Block"]), []
+    for row in rows:
+        block = instance_of(model=Block, names=_PICKED_READS["Block"], values=row[:n])
+        block.page = instance_of(model=Page, names=_PICKED_READS["Page"], values=row[n:])
+        out.append(block)
+    return out
+
+
 def desk_fields(*, extraction) -> dict[str, DeskField]:
     """An extraction's fields by path, as the desk shows them (one query)."""
-    from extraction.models import FieldValue
+    (rows,) = statements_run(statements=[desk_fields_statement(extraction_id=extraction.pk)])
+    return desk_fields_of(rows)
 
-    with connections[router.db_for_read(FieldValue)].cursor() as cursor:
-        cursor.execute(_desk_fields_sql(), [extraction.pk])
-        rows = cursor.fetchall()
+
+def desk_fields_statement(*, extraction_id: int | None = None, current_of: int | None = None) -> Statement:
+    """The read of `desk_fields`, to send with others (`sql_batch`): of an extraction, or of the current
+    extraction of the document `current_of`."""
+    return _desk_fields_sql(current=current_of is not None), [extraction_id if current_of is None else current_of]
+
+
+def desk_fields_of(rows: list[tuple]) -> dict[str, DeskField]:
     decoded = iter(_json_all([text for row in rows for text in row[1:4]]))
     return {row[0]: DeskField(row[0], next(decoded), next(decoded), next(decoded), row[4], bool(row[5]), row[6])
             for row in rows}
 
 
 @cache
-def _desk_violations_sql() -> str:
+def _desk_violations_sql(*, current: bool) -> str:
     from extraction.models import Violation
 
     meta = Violation._meta
-    return (f"SELECT * FROM {meta.db_table} "  # noqa: S608 - names from the model, the id a parameter
-            f"WHERE {meta.get_field('extraction').column} = %s ORDER BY {meta.pk.column}")
+    columns = ", ".join(f.column for f in meta.concrete_fields)
+    return (f"SELECT {columns} FROM {meta.db_table} "  # noqa: S608 - names from the model, the id a parameter
+            f"WHERE {meta.get_field('extraction').column} = {_extraction_sql(current=current)} "
+            f"ORDER BY {meta.pk.column}")
 
 
 def desk_violations(*, extraction) -> list:
     """The extraction's Violation rows in their order, labelled. Every edit reads them: a raw query (the
     model's own conversions, none of the ORM's building) costs a third of the ORM's."""
+    (rows,) = statements_run(statements=[desk_violations_statement(extraction_id=extraction.pk)])
+    return desk_violations_of(rows)
+
+
+def desk_violations_statement(*, extraction_id: int | None = None, current_of: int | None = None) -> Statement:
+    """The read of `desk_violations`, to send with others (`sql_batch`): of an extraction, or of the current
+    extraction of the document `current_of`."""
+    return (_desk_violations_sql(current=current_of is not None),
+            [extraction_id if current_of is None else current_of])
+
+
+def desk_violations_of(rows: list[tuple]) -> list:
+    """Violation instances of `desk_violations_statement`'s rows, their columns converted as the model's
+    fields read them (the JSON ones decoded)."""
     from extraction.models import Violation
 
-    return violations_labelled(list(Violation.objects.raw(_desk_violations_sql(), [extraction.pk])))
+    fields = Violation._meta.concrete_fields
+    names = [f.attname for f in fields]
+    connection = connections["default"]
+    converters = [(i, f) for i, f in enumerate(fields) if hasattr(f, "from_db_value")]
+    out = []
+    for row in rows:
+        values = list(row)
+        for i, field in converters:
+            values[i] = field.from_db_value(values[i], None, connection)
+        out.append(Violation.from_db("default", names, values))
+    return violations_labelled(out)
 
 
 def violations_labelled(violations: list) -> list:

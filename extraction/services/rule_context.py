@@ -21,14 +21,13 @@ from collections import OrderedDict
 from dataclasses import dataclass
 from typing import Any
 
-from django.db import connections, router
-
 from extraction.doctypes.base import DocumentType
 from extraction.models import Block, Document, Extraction
 from extraction.prompt import render_prompt
 from extraction.prompt_doc import PromptDocument
 from extraction.reading_context import INPUT_MODES, reading_context
 from extraction.services.extract import ocr_pages_of
+from extraction.sql_batch import Statement, statements_run
 from extraction.violations import RuleContext
 
 KEPT_DOCUMENTS = 16  # documents whose context a process keeps (a reviewer works on one at a time)
@@ -53,10 +52,17 @@ _BLOCKS_SEEN = (f"SELECT COUNT(*), MIN({Block._meta.pk.column}), MAX({Block._met
                 f"FROM {Block._meta.db_table} WHERE {Block._meta.get_field('document').column} = %s")
 
 
-def _key(*, document: Document, extraction: Extraction, doctype_name: str, input_mode: str) -> tuple:
-    with connections[router.db_for_read(Block)].cursor() as cursor:
-        cursor.execute(_BLOCKS_SEEN, [document.pk])
-        n, first, last = cursor.fetchone()
+def blocks_seen_statement(*, document_id: int) -> Statement:
+    """The read that tells whether a kept context still holds (`document_rule_context`'s `blocks_seen`),
+    to send with others (`sql_batch`)."""
+    return _BLOCKS_SEEN, [document_id]
+
+
+def _key(*, document: Document, extraction: Extraction, doctype_name: str, input_mode: str,
+         blocks_seen: tuple | None) -> tuple:
+    if blocks_seen is None:
+        ((blocks_seen,),) = statements_run(statements=[blocks_seen_statement(document_id=document.pk)])
+    n, first, last = blocks_seen
     return (document.created_at, extraction.pk, doctype_name, input_mode, n, first, last)
 
 
@@ -66,12 +72,14 @@ def extraction_input_mode(extraction: Extraction) -> str:
     return mode if mode in INPUT_MODES else "text"
 
 
-def document_rule_context(*, document: Document, extraction: Extraction, doctype: DocumentType) -> RuleContext:
+def document_rule_context(*, document: Document, extraction: Extraction, doctype: DocumentType,
+                          blocks_seen: tuple | None = None) -> RuleContext:
     """The rule context of the document's stored blocks, as the extraction's run read them (its input mode:
     `reading_context`), kept per document and built afresh whenever its blocks, extraction or type differ
-    from the kept one's."""
+    from the kept one's. `blocks_seen`: the row of `blocks_seen_statement`, when the caller read it."""
     input_mode = extraction_input_mode(extraction)
-    key = _key(document=document, extraction=extraction, doctype_name=doctype.name, input_mode=input_mode)
+    key = _key(document=document, extraction=extraction, doctype_name=doctype.name, input_mode=input_mode,
+               blocks_seen=blocks_seen)
     with _lock:
         kept = _kept.get(document.pk)
         if kept is not None and (kept.key != key or len(kept.cache.get("resolved", ())) > MAX_MEMO):

@@ -22,10 +22,31 @@ from extraction.doctypes.base import EditRefused
 from extraction.models import Block, Document, Extraction, FieldValue, ReviewEvent, Violation
 from extraction.proof_blocks import BlockIndex
 from extraction.proofs import block_index, resolve_path
-from extraction.selectors import DeskField, desk_fields, desk_violations, violations_labelled
+from extraction.selectors import (
+    DeskField,
+    desk_fields_of,
+    desk_fields_statement,
+    desk_violations,
+    desk_violations_of,
+    desk_violations_statement,
+    extraction_for_edit_of,
+    extraction_for_edit_statement,
+    picked_blocks_of,
+    picked_blocks_statement,
+    violations_labelled,
+)
 from extraction.selectors_doctypes import extraction_doctype
-from extraction.services.rule_context import document_rule_context
+from extraction.services.rule_context import blocks_seen_statement, document_rule_context
 from extraction.services.transitions import document_review_transition, document_transition
+from extraction.sql_batch import (
+    Statement,
+    delete_statement,
+    insert_statement,
+    pks_set,
+    statements_run,
+    update_of,
+    update_statement,
+)
 from extraction.states import ReviewStatus, Status
 from extraction.validation import make_validator
 from extraction.violations import RuleContext
@@ -134,8 +155,9 @@ def _why_not(*, document_id: int, user_id: int, expected_version: int | None) ->
     return ReviewError("The document changed while you were saving; reload it and try again.")
 
 
-def _hold(*, document_id: int, user, expected_version: int | None, bump: bool) -> None:
-    """Take or refresh the user's claim (and bump the version for a content write), or raise why not."""
+def _hold_statement(*, document_id: int, user, expected_version: int | None, bump: bool) -> Statement:
+    """The guarded update that takes or refreshes the user's claim (and bumps the version for a content
+    write): it changes one row, or none when the user may not write (`_why_not` says why)."""
     now = timezone.now()
     qs = Document.objects.filter(_open_for_review(), _free_or_mine(user.pk, now), pk=document_id)
     if expected_version is not None:
@@ -143,7 +165,14 @@ def _hold(*, document_id: int, user, expected_version: int | None, bump: bool) -
     changes: dict[str, Any] = {"claimed_by": user, "claimed_at": now}
     if bump:
         changes["version"] = F("version") + 1
-    if qs.update(**changes) != 1:
+    return update_of(queryset=qs, values=changes)
+
+
+def _hold(*, document_id: int, user, expected_version: int | None, bump: bool) -> None:
+    """Take or refresh the user's claim (and bump the version for a content write), or raise why not."""
+    (changed,) = statements_run(statements=[_hold_statement(document_id=document_id, user=user,
+                                                            expected_version=expected_version, bump=bump)])
+    if changed != 1:
         raise _why_not(document_id=document_id, user_id=user.pk, expected_version=expected_version)
 
 
@@ -229,24 +258,42 @@ def _revalidate(*, document: Document, extraction: Extraction, answer: dict, ctx
     return [v for v in broken if not (v.code in GROUNDING_CODES and v.fields and set(v.fields) <= corrected)]
 
 
-# What an edit and the desk's answer to it read of the extraction, its document and batch. Their other columns
-# (a run's settings and costs, the upload, the OCR's bookkeeping) made up a third of the read's work.
-_EDIT_READS = ("id", "document", "doctype", "doctype_version", "reader", "answer", "settings", "started_at",
-               "document__id", "document__batch", "document__filename", "document__status",
-               "document__review_status", "document__version", "document__claimed_by", "document__claimed_at",
-               "document__created_at", "document__batch__id", "document__batch__name", "document__batch__doctype",
-               "document__batch__doctype_version", "document__batch__trial")
+@dataclass(frozen=True)
+class _Held:
+    """What an edit reads once it holds the document: its current extraction (with the document and batch)
+    and type, the fields by path, the rules' stored verdict, and the row that keys its rule context."""
+    document: Document
+    extraction: Extraction
+    doctype: Any
+    fields: dict[str, DeskField]
+    violations: list[Violation]
+    blocks_seen: tuple
+    picked: list[Block]  # the blocks asked for, with their pages
 
 
-def _held_for_edit(*, document_id: int, user, expected_version: int) -> tuple[Document, Extraction, Any]:
-    """Inside an edit's transaction: the guarded update first (it locks the row, so the answer read next is
-    the one the edit replaces), then the document, its current extraction and its type."""
-    _hold(document_id=document_id, user=user, expected_version=expected_version, bump=True)
-    extraction = Extraction.objects.select_related("document__batch").only(*_EDIT_READS).current_for(document_id)
+def _held_for_edit(*, document_id: int, user, expected_version: int, block_ids: list[int] | None = None) -> _Held:
+    """Inside an edit's transaction, sent together: the guarded update first (it locks the row, so the answer
+    read next is the one the edit replaces), then the current extraction with its fields, verdict and blocks'
+    key (read in vain when the update changed nothing). They read the same extraction: a new one comes only
+    from a re-run, which must first move the document, and the update holds its row until the edit commits."""
+    statements = [
+        _hold_statement(document_id=document_id, user=user, expected_version=expected_version, bump=True),
+        extraction_for_edit_statement(document_id=document_id),
+        desk_fields_statement(current_of=document_id), desk_violations_statement(current_of=document_id),
+        blocks_seen_statement(document_id=document_id)]
+    if block_ids:
+        statements.append(picked_blocks_statement(document_id=document_id, block_ids=block_ids))
+    held, extraction, fields, violations, (blocks_seen,), *picked = statements_run(statements=statements)
+    if held != 1:
+        raise _why_not(document_id=document_id, user_id=user.pk, expected_version=expected_version)
+    extraction = extraction_for_edit_of(extraction)
     if extraction is None or not extraction.answer:
         raise NotEditable("This document has no extracted answer to correct.")
     document = extraction.document
-    return document, extraction, extraction_doctype(extraction=extraction, batch=document.batch)
+    return _Held(document=document, extraction=extraction, fields=desk_fields_of(fields),
+                 doctype=extraction_doctype(extraction=extraction, batch=document.batch),
+                 violations=desk_violations_of(violations), blocks_seen=blocks_seen,
+                 picked=picked_blocks_of(picked[0]) if picked else [])
 
 
 def field_edit(*, document_id: int, user, path: str, raw_value: str | None, expected_version: int,
@@ -257,25 +304,30 @@ def field_edit(*, document_id: int, user, path: str, raw_value: str | None, expe
     reviewer's) raises Unchanged and writes nothing."""
     with transaction.atomic():
         # An invalid value raises and rolls the version bump back.
-        document, extraction, doctype = _held_for_edit(document_id=document_id, user=user,
-                                                       expected_version=expected_version)
+        held = _held_for_edit(document_id=document_id, user=user, expected_version=expected_version)
+        document, extraction, fields = held.document, held.extraction, held.fields
         before = get_value(extraction.answer, path)
-        answer, value = _parse_value(doctype=doctype, answer=extraction.answer, path=path, raw=raw_value)
-        fields = desk_fields(extraction=extraction)
+        answer, value = _parse_value(doctype=held.doctype, answer=extraction.answer, path=path, raw=raw_value)
         proof_before = list(fields[path].proofs or []) if path in fields else []
         # Typing the value the field holds changes nothing (no "2 → 2" edit, no "corrected" badge); raised
         # inside the transaction, so the version bump and the claim roll back. Verify is how a value is confirmed.
         if only_if_changed and _same(value, before):
             raise Unchanged(f"The field already reads {value!r}; nothing changed.")
-        Extraction.objects.filter(pk=extraction.pk).update(answer=answer)
-        fields = _field_save(extraction=extraction, fields=fields, path=path, value=value, before=before)
-        violations = _revalidate(document=document, extraction=extraction, answer=answer, fields=fields, parsed=True)
-        stored_before, stored = _violations_replace(extraction=extraction, violations=violations)
-        ReviewEvent.objects.create(document_id=document_id, user=user, kind=ReviewEvent.Kind.EDIT, field=path,
-                                   before=before, after=value, proof_before=[_brief(p) for p in proof_before],
-                                   note=TYPED)
+        fields, field_write = _field_save(extraction=extraction, fields=fields, path=path, value=value,
+                                          before=before)
+        violations = _revalidate(document=document, extraction=extraction, answer=answer, fields=fields, parsed=True,
+                                 ctx=_rule_context(held))
+        event = ReviewEvent(document_id=document_id, user=user, kind=ReviewEvent.Kind.EDIT, field=path,
+                            before=before, after=value, proof_before=[_brief(p) for p in proof_before], note=TYPED)
+        stored_before, stored = _edit_save(extraction=extraction, answer=answer, field_write=field_write,
+                                           violations=violations, before=held.violations, event=event)
     return _edited(document, extraction, answer, value=value, violations=violations, fields=fields,
                    stored=stored, stored_before=stored_before, how="typed")
+
+
+def _rule_context(held: _Held) -> RuleContext:
+    return document_rule_context(document=held.document, extraction=held.extraction, doctype=held.doctype,
+                                 blocks_seen=held.blocks_seen)
 
 
 def _same(value: Any, before: Any) -> bool:
@@ -285,29 +337,31 @@ def _same(value: Any, before: Any) -> bool:
 
 def _field_save(*, extraction: Extraction, fields: dict[str, DeskField], path: str, value: Any, before: Any,
                 proofs: list | None = None, confidence: float | None = None, corrected: bool = True
-                ) -> dict[str, DeskField]:
-    """Store a reviewer's value (and, with `proofs`, its new proof and that proof's OCR confidence) for the
-    field at `path`; the fields as they now are, from `fields` as they were (no second read)."""
+                ) -> tuple[dict[str, DeskField], Statement]:
+    """A reviewer's value (and, with `proofs`, its new proof and that proof's OCR confidence) for the field at
+    `path`: the fields as they will be, from `fields` as they were (no second read), and the statement that
+    stores it."""
     changes: dict[str, Any] = {"value": value, "corrected": corrected}
     if proofs is not None:
         changes.update(proofs=proofs, confidence=confidence)
     old = fields.get(path)
     if old is None:  # a value the run stored no row for
-        FieldValue.objects.create(extraction=extraction, path=path, model_value=before, position=len(fields),
-                                  **changes)
+        write = insert_statement(objs=[FieldValue(extraction_id=extraction.pk, path=path, model_value=before,
+                                                  position=len(fields), **changes)])
         new = DeskField(path=path, value=value, model_value=before, proofs=proofs or [], confidence=confidence,
                         corrected=corrected, field_confidence=None)
     else:
-        FieldValue.objects.filter(extraction=extraction, path=path).update(**changes)
+        write = update_statement(model=FieldValue, where={"extraction": extraction.pk, "path": path}, values=changes)
         new = old._replace(**changes)
-    return {**fields, path: new}
+    return {**fields, path: new}, write
 
 
-def _violations_replace(*, extraction: Extraction, violations: list[RuleViolation]
-                        ) -> tuple[list[Violation], list[Violation]]:
-    """Save the edit's verdict: rows of rules still broken the same way stay (with their ids, so the desk's
-    links to them hold), the others go and the new ones come. The rows before and after, labelled."""
-    before = desk_violations(extraction=extraction)
+def _edit_save(*, extraction: Extraction, answer: dict, field_write: Statement, violations: list[RuleViolation],
+               before: list[Violation], event: ReviewEvent) -> tuple[list[Violation], list[Violation]]:
+    """Store an edit: the answer, the field, the rules' verdict and the event, sent together (one round trip
+    to PostgreSQL: `sql_batch`). Rows of rules still broken the same way stay (with their ids, so the desk's
+    links to them hold), the others go and the new ones come. `before`: the rows stored, as the edit read them
+    holding the document. The verdict's rows before and after, labelled."""
     kept, gone = [], []
     wanted = [_row_of(v) for v in violations]
     for row in before:
@@ -316,12 +370,16 @@ def _violations_replace(*, extraction: Extraction, violations: list[RuleViolatio
             kept.append(row)
         else:
             gone.append(row.pk)
+    added = [Violation(extraction_id=extraction.pk, code=code, message=message, fields=list(fields),
+                       expected=expected, found=found) for code, message, fields, expected, found in wanted]
+    statements = [update_statement(model=Extraction, where={"id": extraction.pk}, values={"answer": answer}),
+                  field_write, insert_statement(objs=[event])]
     if gone:
-        Violation.objects.filter(pk__in=gone).delete()
-    added = Violation.objects.bulk_create([Violation(extraction=extraction, code=code, message=message,
-                                                     fields=list(fields), expected=expected, found=found)
-                                           for code, message, fields, expected, found in wanted])
-    if any(v.pk is None for v in added):  # a database that does not return the new ids: read them
+        statements.append(delete_statement(model=Violation, pks=gone))
+    if added:  # last: its rows are the new ids
+        statements.append(insert_statement(objs=added, returning_pk=True))
+    results = statements_run(statements=statements)
+    if added and not pks_set(objs=added, rows=results[-1]):  # a database that does not return them: read them
         return before, desk_violations(extraction=extraction)
     return before, kept + violations_labelled(added)
 
@@ -399,26 +457,21 @@ def field_take_from_page(*, document_id: int, user, path: str, block_ids: list[i
     if not ids:
         raise InvalidValue("Pick a word or a line on the page first.")
     with transaction.atomic():
-        document, extraction, doctype = _held_for_edit(document_id=document_id, user=user,
-                                                       expected_version=expected_version)
+        held = _held_for_edit(document_id=document_id, user=user, expected_version=expected_version, block_ids=ids)
+        document, extraction, fields, blocks = held.document, held.extraction, held.fields, held.picked
         try:
             node = get_field(extraction.answer, path)
         except KeyError:
             raise InvalidValue(f"There is no field {path!r} in this document.") from None
         before = node.get("value") if isinstance(node, dict) else node
-        # What a proof cites of a block and its page (a page's second engine's words are not wanted here)
-        blocks = list(Block.objects.filter(document_id=document_id, pk__in=ids).select_related("page")
-                      .only("id", "type", "text", "parent", "row", "column", "left", "top", "width", "height",
-                            "confidence", "order", "page", "page__number")
-                      .order_by("page__number", "order", "id"))
         if not blocks:
             raise InvalidValue("Those blocks are not on this document's pages.")
         text = _picked_text(blocks)
         if proof_only:  # a copy along the path: the proof set below must not change the answer read
             answer, value = set_field(extraction.answer, path, before), before
         else:
-            answer, value = _parse_value(doctype=doctype, answer=extraction.answer, path=path, raw=text)
-        ctx = document_rule_context(document=document, extraction=extraction, doctype=doctype)
+            answer, value = _parse_value(doctype=held.doctype, answer=extraction.answer, path=path, raw=text)
+        ctx = _rule_context(held)
         located = ctx.locating()  # a reviewer's pick is found on the page whatever the model read
         line_ids = {block_id: short for short, block_id in located.prompt.line_ids.items()}
         table_ids = {block_id: short for short, block_id in located.prompt.table_ids.items()}
@@ -434,7 +487,6 @@ def field_take_from_page(*, document_id: int, user, path: str, block_ids: list[i
                   else [_proof_dict(b, b.page.number) for b in blocks])
         confidences = ([c for f in found if (c := index.by_id[f.block_id].confidence) is not None] if found
                        else [b.confidence for b in blocks if b.confidence is not None])
-        fields = desk_fields(extraction=extraction)
         proof_before = list(fields[path].proofs or []) if path in fields else []
         # The desk's take of the value the field holds is no edit ("2 → 2"): at most its proof moves. Taking it
         # as the field cites it already changes nothing; re-citing the words it was read from changes no box.
@@ -443,18 +495,19 @@ def field_take_from_page(*, document_id: int, user, path: str, block_ids: list[i
         if same_value and same_boxes and refs == (node.get("proof") if isinstance(node, dict) else None):
             raise Unchanged("The field already has this value and this proof; nothing changed.")
         moved = proof_only or same_value
-        Extraction.objects.filter(pk=extraction.pk).update(answer=answer)
-        fields = _field_save(extraction=extraction, fields=fields, path=path, value=value, before=before,
-                             proofs=proofs, confidence=min(confidences) if confidences else None,
-                             corrected=not (same_value and same_boxes) or bool(fields.get(path) and fields[path].corrected))
+        fields, field_write = _field_save(
+            extraction=extraction, fields=fields, path=path, value=value, before=before, proofs=proofs,
+            confidence=min(confidences) if confidences else None,
+            corrected=not (same_value and same_boxes) or bool(fields.get(path) and fields[path].corrected))
         violations = _revalidate(document=document, extraction=extraction, answer=answer, ctx=ctx, fields=fields,
                                  parsed=not proof_only)
-        stored_before, stored = _violations_replace(extraction=extraction, violations=violations)
-        ReviewEvent.objects.create(
+        event = ReviewEvent(
             document_id=document_id, user=user, kind=ReviewEvent.Kind.PROOF if moved else ReviewEvent.Kind.EDIT,
             field=path, before=before, after=value, proof_before=[_brief(p) for p in proof_before],
             proof_after=[_brief(_proof_dict(b, b.page.number)) for b in blocks],  # what the reviewer picked
             note="" if moved else f"taken from the page: {text[:200]}")
+        stored_before, stored = _edit_save(extraction=extraction, answer=answer, field_write=field_write,
+                                           violations=violations, before=held.violations, event=event)
     return _edited(document, extraction, answer, value=value, violations=violations, fields=fields,
                    stored=stored, stored_before=stored_before, how="moved" if moved else "taken")
 
