@@ -19,6 +19,7 @@ IMPURE = {
     "extraction.selectors_confidence",
     "extraction.selectors_dashboard",
     "extraction.selectors_doctypes",
+    "extraction.sql_batch",
     "extraction.storage",
     "extraction.tasks",
 }
