@@ -9,7 +9,7 @@ from typing import Any, NamedTuple
 from django.db import connections
 from django.db.models import Count, Q, QuerySet
 
-from extraction.models import Batch, Document, Extraction
+from extraction.models import Batch, Block, Document, Extraction, Page
 from extraction.sql_batch import Statement, instance_of, select_columns, statements_run
 from extraction.states import Status
 
@@ -222,23 +222,21 @@ def _json_all(texts: list) -> list:
     return [_json(t) for t in texts]
 
 
-# What a proof cites of a block the reviewer picked, and of its page (a page's second engine's words are not
-# wanted here)
+# What a proof cites of a block the reviewer picked, and of its page: its number (the page's other columns,
+# its image and a second engine's words, are not read)
 _PICKED_READS = {
-    "Block": ("id", "type", "text", "parent", "row", "column", "left", "top", "width", "height", "confidence",
-              "order", "page"),
-    "Page": ("id", "number"),
+    Block: ("id", "type", "text", "parent", "row", "column", "left", "top", "width", "height", "confidence",
+            "order", "page"),
+    Page: ("id", "number"),
 }
 
 
 def picked_blocks_statement(*, document_id: int, block_ids: list[int]) -> Statement:
     """The blocks of the document with these ids, in reading order, with their pages' numbers
     (`picked_blocks_of`), to send with others (`sql_batch`)."""
-    from extraction.models import Block, Page
-
     b, p, qn = Block._meta, Page._meta, connections["default"].ops.quote_name
-    columns = ", ".join((select_columns(model=Block, names=_PICKED_READS["Block"], alias="b"),
-                         select_columns(model=Page, names=_PICKED_READS["Page"], alias="p")))
+    columns = ", ".join((select_columns(model=Block, names=_PICKED_READS[Block], alias="b"),
+                         select_columns(model=Page, names=_PICKED_READS[Page], alias="p")))
     ids = ", ".join(["%s"] * len(block_ids))
     return (f"SELECT {columns} FROM {b.db_table} b "  # noqa: S608 - the models' names, the ids parameters
             f"JOIN {p.db_table} p ON p.{p.pk.column} = b.{b.get_field('page').column} "
@@ -249,12 +247,10 @@ def picked_blocks_statement(*, document_id: int, block_ids: list[int]) -> Statem
 
 def picked_blocks_of(rows: list[tuple]) -> list:
     """Block instances of `picked_blocks_statement`'s rows, each with its page (its id and number) set."""
-    from extraction.models import Block, Page
-
-    n, out = len(_PICKED_READS["Block"]), []
+    n, out = len(_PICKED_READS[Block]), []
     for row in rows:
-        block = instance_of(model=Block, names=_PICKED_READS["Block"], values=row[:n])
-        block.page = instance_of(model=Page, names=_PICKED_READS["Page"], values=row[n:])
+        block = instance_of(model=Block, names=_PICKED_READS[Block], values=row[:n])
+        block.page = instance_of(model=Page, names=_PICKED_READS[Page], values=row[n:])
         out.append(block)
     return out
 
@@ -303,21 +299,11 @@ def desk_violations_statement(*, extraction_id: int | None = None, current_of: i
 
 
 def desk_violations_of(rows: list[tuple]) -> list:
-    """Violation instances of `desk_violations_statement`'s rows, their columns converted as the model's
-    fields read them (the JSON ones decoded)."""
+    """Violation instances of `desk_violations_statement`'s rows, labelled."""
     from extraction.models import Violation
 
-    fields = Violation._meta.concrete_fields
-    names = [f.attname for f in fields]
-    connection = connections["default"]
-    converters = [(i, f) for i, f in enumerate(fields) if hasattr(f, "from_db_value")]
-    out = []
-    for row in rows:
-        values = list(row)
-        for i, field in converters:
-            values[i] = field.from_db_value(values[i], None, connection)
-        out.append(Violation.from_db("default", names, values))
-    return violations_labelled(out)
+    names = [f.name for f in Violation._meta.concrete_fields]
+    return violations_labelled([instance_of(model=Violation, names=names, values=row) for row in rows])
 
 
 def violations_labelled(violations: list) -> list:

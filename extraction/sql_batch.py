@@ -28,18 +28,21 @@ def statements_run(*, statements: Sequence[Statement], using: str = "default") -
     returns none, the number of rows it changed."""
     connection = connections[using]
     with connection.cursor() as cursor:
+        out = []
         if _sends_many(cursor) and len(statements) > 1:
             cursor.execute("; ".join(sql for sql, _ in statements), [p for _, params in statements for p in params])
-            out = []
             for _ in statements:
-                out.append(cursor.fetchall() if cursor.description else cursor.rowcount)
+                out.append(_result(cursor))
                 cursor.nextset()
-            return out
-        out = []
-        for sql, params in statements:
-            cursor.execute(sql, params)
-            out.append(cursor.fetchall() if cursor.description else cursor.rowcount)
+        else:
+            for sql, params in statements:
+                cursor.execute(sql, params)
+                out.append(_result(cursor))
         return out
+
+
+def _result(cursor) -> list[tuple] | int:
+    return cursor.fetchall() if cursor.description else cursor.rowcount
 
 
 def _sends_many(cursor) -> bool:
