@@ -54,7 +54,7 @@ from django.urls import reverse  # noqa: E402
 
 PASSWORD = "bench-password-9"  # noqa: S105
 CLICKS = 300
-EDITS = 40
+EDITS = 100
 BROWSER_CLICKS = 60
 QUEUE_DOCS = 10_000
 
