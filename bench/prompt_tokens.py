@@ -21,6 +21,7 @@ def main(folder: Path = DEFAULT_DATA) -> int:
     from extraction.ocr.blocks import BlockType
     from extraction.ocr.textract_json import parse_textract
     from extraction.prompt import render_prompt
+    from tests.pages import textract_sizes
 
     files = sorted(folder.glob("*.textract.json"))
     if not files:
@@ -37,7 +38,7 @@ def main(folder: Path = DEFAULT_DATA) -> int:
     totals = [0, 0, 0, 0]
     for path in files:
         data = json.loads(path.read_text())
-        pages = parse_textract(data)
+        pages = parse_textract(data, sizes=textract_sizes(path))
         rendering = render_prompt(pages).text
         # plain text in Textract's own LINE order, as a naive prompt would send it
         plain = "\n".join(b["Text"] for b in data["Blocks"] if b["BlockType"] == BlockType.LINE)

@@ -15,7 +15,9 @@ page is therefore read here, from the words alone:
   spaced unevenly (two neighbouring columns), stay separate numbers. Spanish digit words join while they stand
   close; a column gutter ends them.
 
-Every tolerance is a ratio of the words' own heights, so it holds at any print size or resolution.
+Every tolerance is a ratio of the words' own heights, so it holds at any print size or resolution, and every
+distance is measured in the page's own unit, the same on both axes (extraction/ocr/geometry.py), so it holds
+on a page of any shape: A4, landscape, or a thermal strip a metre long.
 """
 
 from __future__ import annotations
@@ -23,9 +25,11 @@ from __future__ import annotations
 import re
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
+from statistics import median
 
 from extraction.numbers import digit_words, fold
-from extraction.ocr.blocks import BBox, OcrBlock
+from extraction.ocr.blocks import OcrBlock
+from extraction.ocr.geometry import Box, block_box, block_polygon
 from extraction.ocr.layout import RULE_GLYPHS, estimate_skew, skew_of_quads, visual_rows
 
 __all__ = ["PageRows", "Run", "page_skew", "token_kind"]
@@ -45,6 +49,12 @@ NEAR = 1.0
 GLYPH = 0.6
 # Digit words of one number stand a word space apart (a third of a height); a column gutter is wider than this.
 FAR_WORDS = 3.0
+# The lines of one item printed over two lines are set at the form's line pitch (1.1-1.6 heights between their
+# centres); a blank line between them is more than this.
+ITEM_PITCH = 2.2
+# A continuation line starts under its item, indented or flush, not to the left of it: a word's height of
+# slack for an engine's ragged boxes.
+ITEM_INDENT = 1.0
 
 _GROUP = re.compile(r"\d{3}(?:[.,]\d+)?[^\w]*")  # a thousands group: '234' or '234,56' (and a trailing sign)
 _LEAD = re.compile(r"[^\d]*\d{1,3}")  # the group before it: '1', '$1', '12'
@@ -70,12 +80,14 @@ def _plain_digits(text: str) -> str | None:
 def token_kind(text: str) -> str:
     """'digits' for a word of plain digits ('0056', '5', '0|5' with a box rule read into it, '00S' with a
     look-alike letter), 'numeral' for any other word holding a digit ('$4.11', '1.234,56', 'n°562044387'),
-    'word' for a spelled digit word, 'rule' for a ruled line an engine read as text ('|'), '' for anything
-    else."""
+    'word' for a spelled digit word, 'rule' for a ruled line an engine read as text ('|') or a leader of dots,
+    dashes or underscores, '' for anything else."""
     t = text.strip(_EDGE)
     core = "".join(c for c in t if c not in RULE_GLYPHS)
     if not core:
-        return "rule" if t else ""
+        return "rule" if t or text.strip() else ""
+    if not any(c.isalnum() for c in core):
+        return "rule"  # a leader ('........', '-----', '___') or a separator line between name and figures
     if _plain_digits(text) is not None:
         return "digits"
     if any(c.isdigit() for c in core):
@@ -98,7 +110,7 @@ class Run:
     row: int
 
 
-def _char_centres(w: OcrBlock) -> tuple[tuple[float, float, float | None], ...]:
+def _char_centres(w: OcrBlock, box: Box) -> tuple[tuple[float, float, float | None], ...]:
     """Where the characters of a word of plain digits stand, read two ways, each as (first character's
     centre, last character's centre, pitch inside the word or None): tiled, each character an equal share of
     the word's box (how an OCR engine cuts a word from its line, how a text layer's advances tile a word);
@@ -106,8 +118,8 @@ def _char_centres(w: OcrBlock) -> tuple[tuple[float, float, float | None], ...]:
     of a comb, whose width holds the gaps between them)."""
     n = max(len(_digits(w.text)), 1)
     out = []
-    for glyph in (w.bbox.width / n, min(w.bbox.width / n, GLYPH * w.bbox.height)):
-        first, last = w.bbox.left + glyph / 2, w.bbox.right - glyph / 2
+    for glyph in (box.width / n, min(box.width / n, GLYPH * box.height)):
+        first, last = box.x0 + glyph / 2, box.x1 - glyph / 2
         out.append((first, last, (last - first) / (n - 1) if n > 1 else None))
     return tuple(out)
 
@@ -117,29 +129,34 @@ class _Chain:
     gap), 'numeral' once a word holds a separator or a thousands group joined (only groups follow then),
     'word' for digit words. The pitches of its digits are kept for each reading of `_char_centres`."""
 
-    def __init__(self, word: OcrBlock, kind: str):
+    def __init__(self, word: OcrBlock, kind: str, boxes: dict[str, Box]):
         self.words = [word]
         self.kind = kind
+        self.boxes = boxes
         self.pitches: tuple[list[float], ...] = tuple(
-            [inner] if inner and kind == "digits" else [] for _, _, inner in _char_centres(word))
+            [inner] if inner and kind == "digits" else [] for _, _, inner in self._centres(word))
+
+    def _centres(self, w: OcrBlock) -> tuple[tuple[float, float, float | None], ...]:
+        return _char_centres(w, self.boxes[w.id])
 
     def takes(self, w: OcrBlock, kind: str) -> str | None:
         """How `w` carries the run on: 'group' (a thousands group), 'even' (digits at the run's pitch),
         'word' (a digit word), or None when it starts something else."""
         last = self.words[-1]
-        height = max(last.bbox.height, w.bbox.height)
+        mine, before = self.boxes[w.id], self.boxes[last.id]
+        height = max(before.height, mine.height)
+        gap = mine.x0 - before.x1
         if self.kind == "word":
-            return "word" if kind == "word" and w.bbox.left - last.bbox.right <= FAR_WORDS * height else None
+            return "word" if kind == "word" and gap <= FAR_WORDS * height else None
         if kind not in ("digits", "numeral"):
             return None
-        gap = w.bbox.left - last.bbox.right
-        if _LEAD.fullmatch(last.text) and _GROUP.fullmatch(w.text) and 0 <= gap <= _char_width(last, w):
+        if _LEAD.fullmatch(last.text) and _GROUP.fullmatch(w.text) and 0 <= gap <= _char_width(last, before, w, mine):
             return "group"  # a thousands group after a word space (never a word printed over another)
         if self.kind != "digits" or kind != "digits":
             return None
         if len(_digits(last.text)) == len(_digits(w.text)) == 1 and 0 <= gap <= NEAR * height:
             return "even"  # lone digits a letter space apart: an OCR engine's boxes jitter more than that
-        for pitches, mine, before in zip(self.pitches, _char_centres(w), _char_centres(last), strict=True):
+        for pitches, mine, before in zip(self.pitches, self._centres(w), self._centres(last), strict=True):
             across = mine[0] - before[1]
             known = pitches + ([mine[2]] if mine[2] else [])
             if 0 < across <= FAR_PITCH * height and (not known or 1 / EVEN <= across * len(known) / sum(known) <= EVEN):
@@ -148,7 +165,7 @@ class _Chain:
 
     def add(self, w: OcrBlock, how: str) -> None:
         if how == "even":
-            for pitches, mine, before in zip(self.pitches, _char_centres(w), _char_centres(self.words[-1]),
+            for pitches, mine, before in zip(self.pitches, self._centres(w), self._centres(self.words[-1]),
                                              strict=True):
                 pitches.append(mine[0] - before[1])
                 if mine[2]:
@@ -164,14 +181,16 @@ class _Chain:
         return Run(tuple(self.words), text, "digits", row)
 
 
-def _char_width(a: OcrBlock, b: OcrBlock) -> float:
+def _char_width(a: OcrBlock, a_box: Box, b: OcrBlock, b_box: Box) -> float:
     chars = len(a.text) + len(b.text)
-    return (a.bbox.width + b.bbox.width) / chars if chars else 0.0
+    return (a_box.width + b_box.width) / chars if chars else 0.0
 
 
-def numeric_runs(row: Sequence[OcrBlock], index: int = 0) -> list[Run]:
+def numeric_runs(row: Sequence[OcrBlock], index: int = 0, *, boxes: dict[str, Box] | None = None) -> list[Run]:
     """The runs of one page row (its words left to right) that print a number; a ruled line read as text
-    neither ends a run nor belongs to it."""
+    neither ends a run nor belongs to it. `boxes`: the words' boxes in the page's unit, by id (measured from
+    the words when not given)."""
+    boxes = boxes if boxes is not None else {w.id: block_box(w) for w in row}
     runs: list[Run] = []
     chain: _Chain | None = None
     for w in row:
@@ -184,7 +203,7 @@ def numeric_runs(row: Sequence[OcrBlock], index: int = 0) -> list[Run]:
             continue
         if chain is not None:
             runs.append(chain.run(index))
-        chain = _Chain(w, kind) if kind else None
+        chain = _Chain(w, kind, boxes) if kind else None
     if chain is not None:
         runs.append(chain.run(index))
     return runs
@@ -195,15 +214,11 @@ def page_skew(lines: Sequence[OcrBlock], words: Sequence[OcrBlock]) -> float:
     page's lines (a detector that read the whole page), else from the words (neighbouring words of a line
     chain reliably, lines a gutter apart do not). A few turned boxes are not the page's: a born-digital page
     whose stamp the OCR read in its image has the stamp's slope there, not the page's."""
-    quads = [b.polygon for b in lines if b.polygon]
+    quads = [block_polygon(b) for b in lines if b.polygon]
     skew = skew_of_quads(quads) if 2 * len(quads) > len(lines) else None
     if skew is None:
-        skew = estimate_skew([_box(w.bbox) for w in words]) if words else 0.0
+        skew = estimate_skew([block_box(w) for w in words]) if words else 0.0
     return skew
-
-
-def _box(b: BBox) -> tuple[float, float, float, float]:
-    return b.left, b.top, b.right, b.bottom
 
 
 def _fold_token(text: str) -> str:
@@ -215,13 +230,63 @@ class PageRows:
     row prints, and where a label (a row's name, such as a party) stands."""
 
     def __init__(self, words: Sequence[OcrBlock], *, skew: float = 0.0):
-        groups = visual_rows([_box(w.bbox) for w in words], skew=skew)
+        """`skew`: the page's slope in its own unit (`page_skew`)."""
+        measured = [block_box(w) for w in words]
+        self.boxes: dict[str, Box] = {w.id: b for w, b in zip(words, measured, strict=True)}
+        groups = visual_rows(measured, skew=skew)
         self.rows: list[list[OcrBlock]] = [[words[i] for i in row] for row in groups]
         self.row_of: dict[str, int] = {w.id: r for r, row in enumerate(self.rows) for w in row}
-        self.runs: list[Run] = [run for r, row in enumerate(self.rows) for run in numeric_runs(row, r)]
+        self.runs: list[Run] = [run for r, row in enumerate(self.rows)
+                                for run in numeric_runs(row, r, boxes=self.boxes)]
         self._run_of: dict[str, Run] = {w.id: run for run in self.runs for w in run.words}
+        self._heads: dict[int, int | None] = {}
         self._folded: list[list[str]] | None = None
         self._labels: dict[tuple[str, ...], list[tuple[int, float, float]]] = {}
+
+    def head_of(self, row: int) -> int | None:
+        """The row that `row` continues, where a form prints one item on two lines (a party's name and digits,
+        its words on the next line; a name alone, its figures below); None when it starts an item of its own.
+
+        Read from the words' order and indentation, never from a table: a row continues the row above it when
+        it starts with a number (it prints no label before its values), stands at the line pitch below it
+        (ITEM_PITCH), does not start to the left of the first label of the row above (ITEM_INDENT), and prints
+        only kinds of number (digits, digit words) the row above does not print already: a row of values whose
+        label the OCR lost, under a row that shows both, is not another row's second line."""
+        if row not in self._heads:
+            self._heads[row] = self._head_of(row)
+        return self._heads[row]
+
+    def _head_of(self, row: int) -> int | None:
+        if row < 1 or row >= len(self.rows):
+            return None
+        mine = [w for w in self.rows[row] if token_kind(w.text) != "rule"]
+        above = [w for w in self.rows[row - 1] if token_kind(w.text) != "rule"]
+        if not mine or self.run_of(mine[0].id) is None:
+            return None
+        labels = [w for w in above if self.run_of(w.id) is None]
+        if not labels:
+            return None
+        kinds = {self.run_of(w.id).kind for w in mine if self.run_of(w.id) is not None}
+        if kinds & {self.run_of(w.id).kind for w in above if self.run_of(w.id) is not None}:
+            return None
+        height = max(median(self.box(w).height for w in mine), median(self.box(w).height for w in above))
+        if self._centre(row) - self._centre(row - 1) > ITEM_PITCH * height:
+            return None
+        if self.box(mine[0]).x0 < self.box(labels[0]).x0 - ITEM_INDENT * height:
+            return None
+        return row - 1
+
+    def _centre(self, row: int) -> float:
+        return median(self.box(w).cy for w in self.rows[row])
+
+    def item_of(self, row: int) -> int:
+        """The first row of the item `row` is printed in (itself, or the row it continues)."""
+        head = self.head_of(row)
+        return row if head is None else head
+
+    def box(self, word: OcrBlock) -> Box:
+        """A word's box in the page's unit."""
+        return self.boxes.get(word.id) or block_box(word)
 
     def run_of(self, word_id: str) -> Run | None:
         """The number a word is part of, if any."""
@@ -234,18 +299,19 @@ class PageRows:
             run = self._run_of.get(w.id)
             if run is not None:
                 seen.setdefault(id(run), run)
-        return sorted(seen.values(), key=lambda r: (r.row, r.words[0].bbox.left))
+        return sorted(seen.values(), key=lambda r: (r.row, self.box(r.words[0]).x0))
 
     def by_row(self, words: Iterable[OcrBlock]) -> list[list[OcrBlock]]:
         """`words` grouped by their page row, rows top to bottom, each left to right."""
         rows: dict[int, list[OcrBlock]] = {}
         for w in words:
             rows.setdefault(self.row_of.get(w.id, -1), []).append(w)
-        return [sorted(rows[r], key=lambda w: w.bbox.left) for r in sorted(rows)]
+        return [sorted(rows[r], key=lambda w: self.box(w).x0) for r in sorted(rows)]
 
     def labels(self, label: str) -> list[tuple[int, float, float]]:
-        """Where `label` is printed: (row, left, right) of every run of words that reads it, compared
-        without case, accents or punctuation; words the OCR ran together ('ELCAMBIO') count too."""
+        """Where `label` is printed: (row, left, right) of every run of words that reads it, left and right in
+        the page's unit, compared without case, accents or punctuation; words the OCR ran together
+        ('ELCAMBIO') count too."""
         want = tuple(t for t in (_fold_token(x) for x in label.split()) if t)
         if not want:
             return []
@@ -257,9 +323,9 @@ class PageRows:
             for r, (row, folded) in enumerate(zip(self.rows, self._folded, strict=True)):
                 for i in range(len(row)):
                     if tuple(folded[i:i + n]) == want:
-                        found.append((r, row[i].bbox.left, row[i + n - 1].bbox.right))
+                        found.append((r, self.box(row[i]).x0, self.box(row[i + n - 1]).x1))
                     elif n > 1 and folded[i] == joined:
-                        found.append((r, row[i].bbox.left, row[i].bbox.right))
+                        found.append((r, self.box(row[i]).x0, self.box(row[i]).x1))
             self._labels[want] = found
         return self._labels[want]
 

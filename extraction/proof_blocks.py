@@ -8,6 +8,7 @@ from dataclasses import dataclass, field
 from typing import Any, Literal
 
 from extraction.ocr.blocks import BBox, BlockType, OcrBlock
+from extraction.ocr.geometry import PageSize
 
 Method = Literal["id", "exact", "fuzzy"]
 
@@ -24,6 +25,11 @@ class ResolvedProof:
     # Set by `narrow_to_words` for a number: True when these are the words that show it; False when the cited
     # block has words and no whole run of them on one printed row shows it; None when not judged there.
     shows_value: bool | None = field(default=None, compare=False)
+    # The size of the block's page (geometry.PageSize), to measure the box in the page's unit.
+    page_size: PageSize | None = field(default=None, compare=False)
+    # Where a number's proof does not show it (shows_value False): the cited block as it was read, its printed
+    # rows apart (" | ") and each number of a row as one word; what a violation quotes.
+    reading: str | None = field(default=None, compare=False)
 
     def to_dict(self) -> dict[str, Any]:
         b = self.bbox
@@ -119,4 +125,5 @@ def resolved(block: OcrBlock, text: str, method: Method, score: float) -> Resolv
         text=text,
         method=method,
         score=round(score, 3),
+        page_size=block.page_size,
     )

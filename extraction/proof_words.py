@@ -72,21 +72,51 @@ def narrow_to_words(found: ResolvedProof, value: Any, *, index: BlockIndex, ctx:
         if not runs and block.type is BlockType.WORD:
             return [found]  # a word that reads as no number (a letter for a digit): judged on its text
         shown = [list(run.words) for run in runs if supports(value, run.text, word_numbers=word_numbers)]
+        if not shown:
+            # Where the geometry did not join the words (digit words set wider apart than a word space, say),
+            # that is doubt, not evidence: each printed row of the block is read as text, the numbers the
+            # geometry did join kept whole ('0 5 5' printed one digit per box still reads 055, never 5).
+            printed = [_printed_tokens(row, rows) for row in rows.by_row(words)]
+            shown = [span for row in printed if (span := _shortest_span(row, value, word_numbers))]
+            if not shown:
+                reading = " | ".join(" ".join(text for text, _ in row) for row in printed)
+                return [replace(found, shows_value=False, reading=reading)]
+            shown = [[w for _, token in span for w in token] for span in shown]
     elif block.type is not BlockType.WORD:
         shown = [span for row in rows.by_row(words) if (span := _shortest_span(row, value, word_numbers))]
     if not shown:
-        return [replace(found, shows_value=False) if numeric else found]
+        return [found]
     best = on_label_row(shown, rows, anchor)
     return [replace(resolved(w, w.text, found.method, found.score), shows_value=True) for w in best]
 
 
-def _shortest_span(row: list[OcrBlock], value: Any, word_numbers: bool) -> list[OcrBlock] | None:
-    best: list[OcrBlock] | None = None
+def _printed_tokens(row: list[OcrBlock], rows: PageRows) -> list[tuple[str, tuple[OcrBlock, ...]]]:
+    """A printed row's words as they read: each number the page's geometry joined as one token (its run's
+    text and every word of the run), every other word as itself."""
+    tokens: list[tuple[str, tuple[OcrBlock, ...]]] = []
+    last = None
+    for w in row:
+        run = rows.run_of(w.id)
+        if run is None:
+            tokens.append((w.text, (w,)))
+        elif run is not last:
+            tokens.append((run.text, run.words))
+        last = run
+    return tokens
+
+
+def _text_of(item: Any) -> str:
+    return item.text if isinstance(item, OcrBlock) else item[0]
+
+
+def _shortest_span(row: list, value: Any, word_numbers: bool) -> list | None:
+    """The shortest run of a row's items (words, or printed tokens) whose text shows `value`."""
+    best: list | None = None
     for i in range(len(row)):
         for j in range(i, min(len(row), i + _MAX_SPAN)):
             if best is not None and j - i + 1 >= len(best):
                 break
-            if supports(value, " ".join(w.text for w in row[i : j + 1]), word_numbers=word_numbers):
+            if supports(value, " ".join(_text_of(x) for x in row[i : j + 1]), word_numbers=word_numbers):
                 best = row[i : j + 1]
                 break
     return best
@@ -94,16 +124,22 @@ def _shortest_span(row: list[OcrBlock], value: Any, word_numbers: bool) -> list[
 
 def on_label_row(spans: list[list[OcrBlock]], rows: PageRows, anchor: str | None) -> list[OcrBlock]:
     """Of several spans that show a value, the one on a row where the field's label is printed, nearest to
-    it; the first when none is (or the field has no label)."""
+    it; else one on the next line of the label's item (a form that prints the figures under their name,
+    `PageRows.head_of`), under it; the first when none is (or the field has no label)."""
     if len(spans) == 1 or not anchor:
         return spans[0]
     labels = rows.labels(anchor)
     if not labels:
         return spans[0]
 
-    def cost(span: list[OcrBlock]) -> tuple[int, float]:
+    def cost(span: list[OcrBlock]) -> tuple[int, bool, float]:
         row = rows.row_of.get(span[0].id)
-        gaps = [abs(span[0].bbox.left - right) for r, _, right in labels if r == row]
-        return (0, min(gaps)) if gaps else (1, 0.0)
+        box = rows.box(span[0])
+        gaps = [abs(box.x0 - right) for r, _, right in labels if r == row]
+        if gaps:
+            return (0, False, min(gaps))
+        head = rows.head_of(row) if row is not None else None
+        under = [(box.x0 < left - box.height, abs(box.x0 - left)) for r, left, _ in labels if r == head]
+        return (1, *min(under)) if under else (2, False, 0.0)
 
     return min(spans, key=cost)

@@ -345,6 +345,15 @@ def _grounded(value: Any, found: list[ResolvedProof], *, word_numbers: bool) -> 
     return bool(text) and supports(value, text, word_numbers=word_numbers)
 
 
+def _quoted(found: list[ResolvedProof]) -> str:
+    """What a value_grounded violation says the cited text reads: exactly what was judged. A number's blocks
+    as they were read, each apart (" | ": a number is not read across two cited blocks); other values' text
+    as one."""
+    if any(f.reading is not None for f in found):
+        return " | ".join(f.reading if f.reading is not None else f.text for f in found)
+    return " ".join(f.text for f in found)
+
+
 def _value_grounded_rule(*, word_numbers: bool) -> Rule:
     def value_grounded(answer: dict[str, Any], ctx: RuleContext) -> list[Violation]:
         if ctx.prompt is None:
@@ -362,7 +371,7 @@ def _value_grounded_rule(*, word_numbers: bool) -> Rule:
             if key not in memo:
                 found = resolve_field(node, ctx, anchor=anchor)
                 memo[key] = (None if not found or _grounded(value, found, word_numbers=word_numbers)
-                             else " ".join(f.text for f in found))
+                             else _quoted(found))
             text = memo[key]
             if text is None:
                 continue

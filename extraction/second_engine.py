@@ -16,6 +16,8 @@ from typing import Any
 from extraction.answers import iter_fields
 from extraction.grounding import supports
 from extraction.ocr.blocks import BlockType, OcrPage
+from extraction.ocr.geometry import NoPageSize, box_of
+from extraction.proof_blocks import ResolvedProof
 from extraction.proofs import resolve_path
 from extraction.violations import RuleContext
 
@@ -33,11 +35,17 @@ def page_words(page: OcrPage) -> list[list[Any]]:
     return [[b.text, b.bbox.left, b.bbox.top, b.bbox.width, b.bbox.height] for b in kept if b.text.strip()]
 
 
-def _inside(word: Word, box, margin: float) -> bool:
+def _inside(word: Word, found: ResolvedProof, margin: float) -> bool:
+    """Whether a second engine's word (fractions of the page) stands in the cited box, `margin` of the box's
+    height around it on every side, measured in the page's unit."""
     _, left, top, width, height = word
-    x, y = left + width / 2, top + height / 2
-    pad_x, pad_y = margin * box.height, margin * box.height
-    return box.left - pad_x <= x <= box.right + pad_x and box.top - pad_y <= y <= box.bottom + pad_y
+    size = found.page_size
+    if size is None:
+        raise NoPageSize(f"the proof {found.block_id} carries no page size, so it cannot be measured")
+    box = box_of(found.bbox, size)
+    x, y = (left + width / 2) * size.width, (top + height / 2) * size.height
+    pad = margin * box.height
+    return box.x0 - pad <= x <= box.x1 + pad and box.y0 - pad <= y <= box.y1 + pad
 
 
 def second_engine_agreement(*, answer: dict[str, Any], ctx: RuleContext,
@@ -54,7 +62,7 @@ def second_engine_agreement(*, answer: dict[str, Any], ctx: RuleContext,
         cited = [f for f in resolve_path(answer, path, node, ctx) if f.page in words_by_page]
         if not cited:
             continue
-        seen = {id(w): w for f in cited for w in words_by_page[f.page] if _inside(w, f.bbox, margin)}
+        seen = {id(w): w for f in cited for w in words_by_page[f.page] if _inside(w, f, margin)}
         text = " ".join(str(w[0]) for w in _reading_order(list(seen.values())))
         out[path] = bool(text.strip()) and supports(value, text, word_numbers=ctx.word_numbers)
     return out

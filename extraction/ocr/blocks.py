@@ -12,6 +12,8 @@ from enum import StrEnum
 from pathlib import Path
 from typing import Protocol
 
+from extraction.ocr.geometry import PageSize
+
 
 class BlockType(StrEnum):
     PAGE = "PAGE"
@@ -62,6 +64,8 @@ class OcrBlock:
     column: int | None = None
     row_span: int = 1
     column_span: int = 1
+    # The page's size in one unit on both axes (geometry.PageSize): what every distance is measured in.
+    page_size: PageSize | None = None
 
 
 @dataclass
@@ -88,6 +92,10 @@ class SourceDocument:
     path: Path
     kind: str  # "pdf" or "image"
     pages: list[PageImage]
+
+    def page_sizes(self) -> dict[int, PageSize]:
+        """Page number -> the size of its rendered image, in pixels."""
+        return {p.number: PageSize(p.width, p.height) for p in self.pages}
 
 
 class OcrError(Exception):

@@ -21,6 +21,7 @@ _MIN_LINES = 1.5  # an image must be at least this many text lines tall to hold 
 
 
 def _median_text_height(blocks: list[OcrBlock]) -> float | None:
+    """The median height of the page's words, in fractions of the page's height."""
     heights = sorted(b.bbox.height for b in blocks if b.type is BlockType.WORD and b.bbox.height > 0)
     return heights[len(heights) // 2] if heights else None
 
@@ -34,18 +35,18 @@ def _overlap(a: BBox, b: BBox) -> float:
 
 def image_regions(page: pymupdf.Page, blocks: list[OcrBlock]) -> list[BBox]:
     """The boxes (page fractions, as shown) of the images on a page that are tall enough to hold text."""
-    text_height = _median_text_height(blocks)
-    if text_height is None:
+    share = _median_text_height(blocks)
+    if share is None:
         return []
     width, height = page.rect.width or 1.0, page.rect.height or 1.0
+    text_height = share * height  # points, as the image's rect: both sides are compared in one unit
     regions = []
     for info in page.get_image_info():
         rect = (pymupdf.Rect(info["bbox"]) * page.rotation_matrix).normalize() & page.rect
         if rect.is_empty:
             continue
-        box = BBox(rect.x0 / width, rect.y0 / height, rect.width / width, rect.height / height)
-        if box.height >= _MIN_LINES * text_height and box.width >= 2 * text_height:
-            regions.append(box)
+        if rect.height >= _MIN_LINES * text_height and rect.width >= 2 * text_height:
+            regions.append(BBox(rect.x0 / width, rect.y0 / height, rect.width / width, rect.height / height))
     return regions
 
 
@@ -60,6 +61,7 @@ def add_embedded_text(page: pymupdf.Page, ocr_page: OcrPage, engine: OcrEngine) 
     added: list[OcrBlock] = []
     order = max((b.order for b in ocr_page.blocks), default=0)
     width, height = page.rect.width, page.rect.height
+    page_size = next((b.page_size for b in ocr_page.blocks if b.type is BlockType.PAGE), None)
     with tempfile.TemporaryDirectory(prefix="proofdesk-images-") as tmp:
         for k, region in enumerate(regions, start=1):
             clip = pymupdf.Rect(region.left * width, region.top * height, region.right * width, region.bottom * height)
@@ -87,7 +89,7 @@ def add_embedded_text(page: pymupdf.Page, ocr_page: OcrPage, engine: OcrEngine) 
                 order += 1
                 added.append(replace(block, id=prefix + block.id, page=ocr_page.number, bbox=box, parent=parent,
                                      order=order, polygon=[_point(x, y, region) for x, y in block.polygon or []]
-                                     or None))
+                                     or None, page_size=page_size))
     return replace(ocr_page, blocks=[*ocr_page.blocks, *added])
 
 

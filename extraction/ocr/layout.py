@@ -15,8 +15,10 @@ boxes.
   across its cells; a wrapped cell (text on several lines while its neighbours hold one) is left whole.
 
 No tolerance here is a page fraction or a point size: each is a ratio of the page's own text
-(word heights, character widths), so it holds at any resolution, font size or unit (pixels, points,
-0..1 of the page). Boxes are (x0, y0, x1, y1) with y growing downwards.
+(word heights, character widths), so it holds at any resolution or font size. Boxes are `geometry.Box`
+(x0, y0, x1, y1, y growing downwards) in the page's own unit, the same on both axes: a word's height and a gap
+between words are compared, and in fractions of the page they would be lengths of two different scales
+(extraction/ocr/geometry.py). Every function here refuses boxes of another type.
 """
 
 from __future__ import annotations
@@ -27,7 +29,10 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field, replace
 from statistics import median
 
-Box = tuple[float, float, float, float]  # x0, y0, x1, y1
+from extraction.ocr.geometry import Box
+
+__all__ = ["RULE_GLYPHS", "Box", "GridCell", "char_width", "estimate_skew", "median_height", "refine_rows",
+           "skew_of_quads", "split_gutters", "split_spanning_cells", "text_lines", "visual_rows", "words_in_cells"]
 
 # Two words sit on one row when their vertical centres are less than 0.4 of the taller height apart.
 # Words of one row are level within about a third of the taller one's height (a small word on a big
@@ -45,6 +50,15 @@ RULE_GLYPHS = frozenset("|¦[]")
 SKEW_MIN_SPAN_HEIGHTS = 4.0
 
 
+def _measured(boxes: Sequence[Box]) -> Sequence[Box]:
+    """`boxes`, checked to be in the page's unit: fractions of a page would compare a fraction of its width
+    with a fraction of its height."""
+    for box in boxes:
+        if not isinstance(box, Box):
+            raise TypeError(f"page geometry takes geometry.Box in the page's unit, not {type(box).__name__}")
+    return boxes
+
+
 def _height(box: Box) -> float:
     return box[3] - box[1]
 
@@ -58,6 +72,7 @@ def _centre_x(box: Box) -> float:
 
 
 def median_height(boxes: Sequence[Box]) -> float:
+    _measured(boxes)
     heights = [_height(b) for b in boxes if _height(b) > 0]
     return median(heights) if heights else 0.0
 
@@ -110,6 +125,7 @@ def estimate_skew(boxes: Sequence[Box]) -> float:
     Neighbouring words of a line overlap almost fully even on a skewed scan, so chaining without any
     correction already yields row fragments; the median of their least-squares slopes is the skew.
     """
+    _measured(boxes)
     min_span = SKEW_MIN_SPAN_HEIGHTS * median_height(boxes)
     slopes: list[float] = []
     for row in _chain(boxes):
@@ -128,7 +144,7 @@ def estimate_skew(boxes: Sequence[Box]) -> float:
 
 def skew_of_quads(quads: Sequence[Sequence[tuple[float, float]] | None]) -> float | None:
     """The page's slope from the engine's line quadrilaterals (top-left, top-right, bottom-right,
-    bottom-left), or None without any long enough to tell.
+    bottom-left, in the page's unit: geometry.points_of), or None without any long enough to tell.
 
     A detector that draws each line as a turned quadrilateral (RapidOCR) knows the tilt; its word boxes do
     not (they are cut from the line's upright box, so the words of one line sit exactly level). The slope
@@ -161,7 +177,7 @@ def visual_rows(boxes: Sequence[Box], *, skew: float | None = None) -> list[list
     `skew` (dy per dx) is estimated from the boxes when not given; a caller that looks at a few words
     of a page (one line, one table) passes the page's estimate.
     """
-    if not boxes:
+    if not _measured(boxes):
         return []
     slope = estimate_skew(boxes) if skew is None else skew
     level = [(b[0], b[1] - slope * _centre_x(b), b[2], b[3] - slope * _centre_x(b)) for b in boxes]
@@ -186,6 +202,7 @@ def split_gutters(row: Sequence[int], boxes: Sequence[Box], texts: Sequence[str]
     """
     if not row:
         return []
+    _measured(boxes)
     char = median(char_width(boxes[i], texts[i]) for i in row)
     runs = [[row[0]]]
     reach = boxes[row[0]][2]
@@ -234,6 +251,7 @@ class GridCell:
 
 def words_in_cells(cells: Sequence[GridCell], boxes: Sequence[Box]) -> None:
     """Give each word to the smallest cell holding its centre (fills `cell.words`)."""
+    _measured(boxes)
     for cell in cells:
         cell.words = []
     by_area = sorted(cells, key=lambda c: (c.box[2] - c.box[0]) * (c.box[3] - c.box[1]))
@@ -265,6 +283,7 @@ def refine_rows(cells: Sequence[GridCell], bands: Sequence[tuple[float, float]],
     """
     if not cells or not bands:
         return list(cells)
+    _measured(boxes)
     row_of: dict[int, int] = {}
     for row_index, row in enumerate(visual_rows(boxes, skew=skew)):
         for i in row:
@@ -375,6 +394,7 @@ def split_spanning_cells(cells: Sequence[GridCell], boxes: Sequence[Box], *, ske
     """
     if not any(c.row_span > 1 and c.words for c in cells):
         return list(cells)
+    _measured(boxes)
     row_of: dict[int, int] = {}
     for visual, row in enumerate(visual_rows(boxes, skew=skew)):
         for i in row:

@@ -13,7 +13,8 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 
 from extraction.ocr.blocks import BBox, BlockType, OcrBlock
-from extraction.ocr.layout import Box, skew_of_quads, text_lines
+from extraction.ocr.geometry import PageSize, box_of, points_of
+from extraction.ocr.layout import skew_of_quads, text_lines
 
 
 @dataclass(frozen=True)
@@ -36,23 +37,21 @@ class PageLines:
     word_ids: list[str]  # the WORD block id of each input word, in input order
 
 
-def as_box(bbox: BBox) -> Box:
-    return bbox.left, bbox.top, bbox.right, bbox.bottom
-
-
-def build_page_lines(number: int, words: Sequence[EngineWord], *, engine_lines: Sequence[EngineLine] = (),
-                     keep_engine_order: bool = False, scanned: bool = True) -> PageLines:
-    """Blocks of one page. Lines read in rows top to bottom, left to right, unless `keep_engine_order`
-    (the words are then in the engine's reading order, and each line takes the place of its first word).
-    `scanned`: the words were read from an image (see layout.split_gutters), not from a text layer.
+def build_page_lines(number: int, words: Sequence[EngineWord], *, size: PageSize,
+                     engine_lines: Sequence[EngineLine] = (), keep_engine_order: bool = False,
+                     scanned: bool = True) -> PageLines:
+    """Blocks of one page of `size` (its unit is what lines are measured in; every block carries it). Lines
+    read in rows top to bottom, left to right, unless `keep_engine_order` (the words are then in the engine's
+    reading order, and each line takes the place of its first word). `scanned`: the words were read from an
+    image (see layout.split_gutters), not from a text layer.
     """
     prefix = f"p{number}"
     page_block = OcrBlock(id=f"{prefix}-page", type=BlockType.PAGE, page=number, text="",
-                          bbox=BBox(0.0, 0.0, 1.0, 1.0), order=0)
+                          bbox=BBox(0.0, 0.0, 1.0, 1.0), order=0, page_size=size)
     blocks = [page_block]
     word_ids = [""] * len(words)
-    lines = text_lines([as_box(w.bbox) for w in words], [w.text for w in words], [w.line for w in words],
-                       scanned=scanned, skew=skew_of_quads([line.polygon for line in engine_lines]))
+    lines = text_lines([box_of(w.bbox, size) for w in words], [w.text for w in words], [w.line for w in words],
+                       scanned=scanned, skew=skew_of_quads([points_of(line.polygon, size) for line in engine_lines]))
     if keep_engine_order:
         lines.sort(key=min)
     word_count = 0
@@ -74,14 +73,14 @@ def build_page_lines(number: int, words: Sequence[EngineWord], *, engine_lines: 
         blocks.append(OcrBlock(
             id=line_id, type=BlockType.LINE, page=number, text=" ".join(w.text for w in chosen),
             bbox=BBox.enclosing([w.bbox for w in chosen]), confidence=_line_confidence(chosen, engine_lines),
-            parent=page_block.id, order=len(blocks), polygon=polygon,
+            parent=page_block.id, order=len(blocks), polygon=polygon, page_size=size,
         ))
         for i in line:
             word_count += 1
             word_ids[i] = f"{prefix}-w{word_count}"
             blocks.append(OcrBlock(id=word_ids[i], type=BlockType.WORD, page=number, text=words[i].text,
                                    bbox=words[i].bbox, confidence=words[i].confidence, parent=line_id,
-                                   order=len(blocks)))
+                                   order=len(blocks), page_size=size))
     return PageLines(blocks=blocks, word_ids=word_ids)
 
 

@@ -17,6 +17,7 @@ from typing import Any
 import pymupdf
 
 from extraction.ocr.blocks import BBox, BlockType, OcrBlock, OcrError, OcrPage, SourceDocument
+from extraction.ocr.geometry import Box, PageSize
 from extraction.ocr.layout import GridCell, estimate_skew, refine_rows, split_spanning_cells, words_in_cells
 from extraction.ocr.lines import EngineWord, build_page_lines
 
@@ -93,6 +94,7 @@ def _image_coverage(page: pymupdf.Page) -> float:
 
 def read_pdf_page(page: pymupdf.Page, number: int, *, tables: bool = True) -> OcrPage:
     normalize = _normalizer(page)
+    size = PageSize(page.rect.width or 1.0, page.rect.height or 1.0)  # points, as shown
     # PyMuPDF's own line grouping is not kept: lines are rebuilt from word geometry like every engine's.
     words = [w for w in page.get_text("words") if w[4].strip()]
     # PyMuPDF's (block, line) numbers only add cuts: its text runs stay apart unless a word space joins them.
@@ -100,14 +102,14 @@ def read_pdf_page(page: pymupdf.Page, number: int, *, tables: bool = True) -> Oc
     built = build_page_lines(number, [
         EngineWord(text=w[4], bbox=normalize(w[:4]), confidence=1.0, line=runs.setdefault((w[5], w[6]), len(runs)))
         for w in words
-    ], scanned=False)
+    ], size=size, scanned=False)
     blocks = built.blocks
     if tables:
         # Cell text follows the reading order of the lines.
         rank = {block.id: k for k, block in enumerate(blocks)}
         ranked = sorted(range(len(words)), key=lambda i: rank[built.word_ids[i]])
         blocks.extend(_table_blocks(page, number, blocks[0].id, [words[i] for i in ranked], normalize,
-                                    first_order=len(blocks)))
+                                    first_order=len(blocks), size=size))
     return OcrPage(number=number, blocks=blocks, engine=PdfTextEngine.name)
 
 
@@ -128,25 +130,26 @@ def _normalizer(page: pymupdf.Page) -> Normalize:
 
 
 def _table_blocks(page: pymupdf.Page, number: int, page_id: str, words: list[tuple],
-                  normalize: Normalize, *, first_order: int) -> list[OcrBlock]:
+                  normalize: Normalize, *, first_order: int, size: PageSize) -> list[OcrBlock]:
     """TABLE > CELL blocks from page.find_tables(), with rows refined by word geometry.
 
     The table finder draws rows from ruled lines only, so rows printed without a rule between them come
     out as one row whose cells hold several rows of text; layout.refine_rows splits them again.
-    Geometry is done in the unrotated page space, where the finder works.
+    Geometry is done in the unrotated page space, where the finder works (points on both axes).
     """
     try:
         found = page.find_tables().tables
     except (RuntimeError, ValueError):  # detection is a heuristic; the lines still carry all the text
         logger.warning("table detection failed on page %s; keeping lines and words", number, exc_info=True)
         return []
-    boxes = [tuple(w[:4]) for w in words]
+    boxes = [Box(*w[:4]) for w in words]
     skew = estimate_skew(boxes)
     blocks: list[OcrBlock] = []
     for table_index, table in enumerate(found, start=1):
         table_id = f"p{number}-t{table_index}"
         blocks.append(OcrBlock(id=table_id, type=BlockType.TABLE, page=number, text="",
-                               bbox=normalize(table.bbox), parent=page_id, order=first_order + len(blocks)))
+                               bbox=normalize(table.bbox), parent=page_id, order=first_order + len(blocks),
+                               page_size=size))
         inside = [i for i, box in enumerate(boxes) if _centre_inside(box, table.bbox)]
         table_boxes = [boxes[i] for i in inside]
         cells = _grid_cells(table)
@@ -157,7 +160,7 @@ def _table_blocks(page: pymupdf.Page, number: int, page_id: str, words: list[tup
                 id=f"{table_id}-c{cell.row}.{cell.column}", type=BlockType.CELL, page=number,
                 text=" ".join(words[inside[k]][4] for k in sorted(cell.words)), bbox=normalize(cell.box),
                 parent=table_id, order=first_order + len(blocks), row=cell.row, column=cell.column,
-                row_span=cell.row_span, column_span=cell.column_span,
+                row_span=cell.row_span, column_span=cell.column_span, page_size=size,
             ))
     return blocks
 

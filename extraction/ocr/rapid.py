@@ -15,6 +15,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from extraction.ocr.blocks import BBox, OcrBlock, OcrError, OcrPage, PageImage, SourceDocument
+from extraction.ocr.geometry import PageSize
 from extraction.ocr.lines import EngineLine, EngineWord, build_page_lines
 from extraction.ocr.rapid_openvino import use_openvino
 from extraction.ocr.rapid_tuning import lean_sessions, limit_detection_size, split_recognition
@@ -265,7 +266,7 @@ def build_blocks(lines: list[_RawLine], number: int, width: int, height: int) ->
         engine_lines.append(EngineLine(confidence=line.score, polygon=polygon))
         words += [EngineWord(text=text, bbox=normalize(box), confidence=score, line=index)
                   for text, score, box in split_words(line.text, line.items, line.box, line.score)]
-    return build_page_lines(number, words, engine_lines=engine_lines).blocks
+    return build_page_lines(number, words, size=PageSize(width, height), engine_lines=engine_lines).blocks
 
 
 def _clamp(value: float) -> float:

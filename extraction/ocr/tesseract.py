@@ -14,6 +14,7 @@ import shutil
 import subprocess
 
 from extraction.ocr.blocks import BBox, OcrError, OcrPage, PageImage, SourceDocument
+from extraction.ocr.geometry import PageSize
 from extraction.ocr.lines import EngineWord, build_page_lines
 
 WORD_LEVEL = "5"
@@ -78,7 +79,7 @@ def parse_tsv(tsv: str, *, number: int, width: int, height: int) -> OcrPage:
         key = lines.setdefault((row["block_num"], row["par_num"], row["line_num"]), len(lines))
         words.append(EngineWord(text=text, bbox=normalize(left, top, left + w, top + h), confidence=confidence,
                                 line=key))
-    blocks = build_page_lines(number, words, keep_engine_order=True).blocks
+    blocks = build_page_lines(number, words, size=PageSize(width, height), keep_engine_order=True).blocks
     return OcrPage(number=number, blocks=blocks, engine=TesseractEngine.name)
 
 

@@ -12,6 +12,7 @@ from pathlib import Path
 from typing import Any
 
 from extraction.ocr.blocks import OcrError, OcrPage, SourceDocument
+from extraction.ocr.geometry import PageSize
 from extraction.ocr.textract_json import parse_textract
 
 log = logging.getLogger(__name__)
@@ -61,7 +62,7 @@ class TextractEngine:
         if document.kind == "pdf" and page_count > 1:
             pages = self._read_async(document) if self.bucket else self._read_page_images(document)
         elif document.kind == "pdf" or (document.kind == "image" and page_count == 1):
-            pages = self._analyze(self._single_page_bytes(document), page=1)
+            pages = self._analyze(self._single_page_bytes(document), page=1, sizes=document.page_sizes())
         else:
             pages = self._read_page_images(document)
         return _one_per_page(pages, page_count)
@@ -82,15 +83,17 @@ class TextractEngine:
 
     def _read_page_images(self, document: SourceDocument) -> list[OcrPage]:
         out: list[OcrPage] = []
+        sizes = document.page_sizes()
         for image in document.pages:
-            out += self._analyze(Path(image.path).read_bytes(), page=image.number)
+            out += self._analyze(Path(image.path).read_bytes(), page=image.number, sizes=sizes)
         return out
 
-    def _analyze(self, data: bytes, *, page: int) -> list[OcrPage]:
+    def _analyze(self, data: bytes, *, page: int, sizes: dict[int, PageSize]) -> list[OcrPage]:
         response = self._call("AnalyzeDocument", self.client.analyze_document,
                               Document={"Bytes": data}, FeatureTypes=["TABLES"])
-        parsed = parse_textract(response)
-        for p in parsed:  # a sync call always reads one page; number it as the page it was sent for
+        # A sync call always reads one page: it is measured, and numbered, as the page it was sent for.
+        parsed = parse_textract(response, sizes={1: sizes[page]} if page in sizes else {})
+        for p in parsed:
             p.number = page
             for b in p.blocks:
                 b.page = page
@@ -107,7 +110,7 @@ class TextractEngine:
                 "StartDocumentAnalysis", self.client.start_document_analysis,
                 DocumentLocation={"S3Object": {"Bucket": self.bucket, "Name": key}}, FeatureTypes=["TABLES"],
             )
-            return parse_textract(self._collect(job["JobId"]))
+            return parse_textract(self._collect(job["JobId"]), sizes=document.page_sizes())
         finally:
             try:
                 self.s3.delete_object(Bucket=self.bucket, Key=key)

@@ -20,21 +20,24 @@ Mapping decisions
 from __future__ import annotations
 
 import json
-from collections.abc import Iterable, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import replace
 from typing import Any
 
 from extraction.ocr.blocks import BBox, BlockType, OcrBlock, OcrError, OcrPage
+from extraction.ocr.geometry import Box, PageSize, block_box, box_of
 from extraction.ocr.layout import estimate_skew, visual_rows
-from extraction.ocr.lines import as_box
 
 _KEPT = {"PAGE", "LINE", "WORD", "TABLE", "CELL"}
 
 
 
 
-def parse_textract(response: dict | list[dict]) -> list[OcrPage]:
-    """Convert Textract JSON (one response, or the paginated responses of one job) into pages, in order."""
+def parse_textract(response: dict | list[dict], *, sizes: Mapping[int, PageSize]) -> list[OcrPage]:
+    """Convert Textract JSON (one response, or the paginated responses of one job) into pages, in order.
+
+    Textract gives boxes in fractions of the page only; `sizes` (page number -> the page image's size) is what
+    its geometry is measured in."""
     responses = [response] if isinstance(response, dict) else list(response)
     raw: list[dict] = []
     for part in responses:
@@ -56,11 +59,13 @@ def parse_textract(response: dict | list[dict]) -> list[OcrPage]:
             grouped.setdefault(_page_of(b), []).append(b)
             pages.setdefault(_page_of(b), OcrPage(number=_page_of(b), engine="textract"))
     for number, page in pages.items():
-        page.blocks = _page_blocks(number, grouped.get(number, []), by_id)
+        if number not in sizes:
+            raise OcrError(f"Textract read a page {number} that the document does not have.")
+        page.blocks = _page_blocks(number, grouped.get(number, []), by_id, sizes[number])
     return [pages[n] for n in sorted(pages)]
 
 
-def load_textract_json(data: bytes | str) -> list[OcrPage]:
+def load_textract_json(data: bytes | str, *, sizes: Mapping[int, PageSize]) -> list[OcrPage]:
     """Parse an admin-attached Textract JSON: a response, a list of responses, or a bare {"Blocks": [...]}.
 
     Anything else, however malformed (nested past the parser's stack, a box that is not numbers), is an
@@ -87,7 +92,7 @@ def load_textract_json(data: bytes | str) -> list[OcrPage]:
     if not any(b["BlockType"] == "PAGE" for part in payload for b in part["Blocks"]):
         raise OcrError("The attached Textract JSON has no PAGE block.")
     try:
-        return parse_textract(payload)
+        return parse_textract(payload, sizes=sizes)
     except (TypeError, ValueError, KeyError, AttributeError, RecursionError) as exc:
         raise OcrError(
             "The attached Textract JSON has a value of the wrong kind (a box, page number or confidence that is "
@@ -130,41 +135,42 @@ def _words_text(ids: Iterable[str], by_id: dict[str, dict]) -> str:
     return " ".join(by_id[i].get("Text", "") for i in ids if by_id.get(i, {}).get("BlockType") == "WORD")
 
 
-def _block(b: dict, kind: BlockType, page: int, text: str, parent: str | None, **extra: Any) -> OcrBlock:
+def _block(b: dict, kind: BlockType, page: int, text: str, parent: str | None, size: PageSize,
+           **extra: Any) -> OcrBlock:
     return OcrBlock(
         id=b["Id"], type=kind, page=page, text=text, bbox=_bbox(b), confidence=_confidence(b),
-        parent=parent, polygon=_polygon(b), **extra,
+        parent=parent, polygon=_polygon(b), page_size=size, **extra,
     )
 
 
-def _page_blocks(number: int, raw: list[dict], by_id: dict[str, dict]) -> list[OcrBlock]:
+def _page_blocks(number: int, raw: list[dict], by_id: dict[str, dict], size: PageSize) -> list[OcrBlock]:
     page_raw = next((b for b in raw if b["BlockType"] == "PAGE"), None)
     page_id = page_raw["Id"] if page_raw else f"page-{number}"
     page_block = (
-        _block(page_raw, BlockType.PAGE, number, "", None)
+        _block(page_raw, BlockType.PAGE, number, "", None, size)
         if page_raw
-        else OcrBlock(id=page_id, type=BlockType.PAGE, page=number, text="", bbox=BBox(0, 0, 1, 1))
+        else OcrBlock(id=page_id, type=BlockType.PAGE, page=number, text="", bbox=BBox(0, 0, 1, 1), page_size=size)
     )
 
     lines = [b for b in raw if b["BlockType"] == "LINE"]
     word_parent = {w: ln["Id"] for ln in lines for w in _children(ln)}
     word_blocks = {
-        b["Id"]: _block(b, BlockType.WORD, number, b.get("Text", ""), word_parent.get(b["Id"], page_id))
+        b["Id"]: _block(b, BlockType.WORD, number, b.get("Text", ""), word_parent.get(b["Id"], page_id), size)
         for b in raw
         if b["BlockType"] == "WORD"
     }
     line_blocks = _split_lines(
-        [_block(b, BlockType.LINE, number, b.get("Text", ""), page_id) for b in lines],
+        [_block(b, BlockType.LINE, number, b.get("Text", ""), page_id, size) for b in lines],
         {ln["Id"]: [word_blocks[w] for w in _children(ln) if w in word_blocks] for ln in lines},
-        skew=estimate_skew([as_box(w.bbox) for w in word_blocks.values()]),
+        skew=estimate_skew([block_box(w) for w in word_blocks.values()]),
     )
     tables: list[tuple[OcrBlock, list[OcrBlock]]] = []
     for t in (b for b in raw if b["BlockType"] == "TABLE"):
-        cells = _table_cells(t, by_id, number)
+        cells = _table_cells(t, by_id, number, size)
         text = "\n".join(
             " | ".join(c.text for c in cells if c.row == r) for r in sorted({c.row for c in cells})
         )
-        tables.append((_block(t, BlockType.TABLE, number, text, page_id), cells))
+        tables.append((_block(t, BlockType.TABLE, number, text, page_id, size), cells))
 
     # Reading order: free lines and whole tables are the units; a line mostly inside a table belongs to it.
     table_of_line: dict[str, int] = {}
@@ -179,7 +185,7 @@ def _page_blocks(number: int, raw: list[dict], by_id: dict[str, dict]) -> list[O
         words_of.setdefault(w.parent or "", []).append(w)
 
     out: list[OcrBlock] = [page_block]
-    for unit in (units[i] for i in reading_order([u.bbox for u in units])):
+    for unit in (units[i] for i in reading_order([u.bbox for u in units], size=size)):
         if unit.type is BlockType.LINE:
             out += [unit, *words_of.get(unit.id, [])]
             continue
@@ -206,7 +212,7 @@ def _split_lines(lines: list[OcrBlock], words_of: dict[str, list[OcrBlock]], *, 
     out: list[OcrBlock] = []
     for line in lines:
         words = words_of.get(line.id, [])
-        rows = visual_rows([as_box(w.bbox) for w in words], skew=skew) if len(words) > 1 else []
+        rows = visual_rows([block_box(w) for w in words], skew=skew) if len(words) > 1 else []
         if len(rows) < 2:
             out.append(line)
             continue
@@ -220,14 +226,14 @@ def _split_lines(lines: list[OcrBlock], words_of: dict[str, list[OcrBlock]], *, 
     return out
 
 
-def _table_cells(table: dict, by_id: dict[str, dict], page: int) -> list[OcrBlock]:
+def _table_cells(table: dict, by_id: dict[str, dict], page: int, size: PageSize) -> list[OcrBlock]:
     cells: dict[str, OcrBlock] = {}
     for cid in _children(table):
         c = by_id.get(cid)
         if c is None or c.get("BlockType") != "CELL":
             continue
         cells[cid] = _block(
-            c, BlockType.CELL, page, _words_text(_children(c), by_id), table["Id"],
+            c, BlockType.CELL, page, _words_text(_children(c), by_id), table["Id"], size,
             row=int(c.get("RowIndex", 1)), column=int(c.get("ColumnIndex", 1)),
             row_span=int(c.get("RowSpan", 1)), column_span=int(c.get("ColumnSpan", 1)),
         )
@@ -240,7 +246,7 @@ def _table_cells(table: dict, by_id: dict[str, dict], page: int) -> list[OcrBloc
         )
         text = " ".join(c.text for c in covered if c.text)
         cells[mid] = _block(
-            m, BlockType.CELL, page, text, table["Id"],
+            m, BlockType.CELL, page, text, table["Id"], size,
             row=int(m.get("RowIndex", 1)), column=int(m.get("ColumnIndex", 1)),
             row_span=int(m.get("RowSpan", 1)), column_span=int(m.get("ColumnSpan", 1)),
         )
@@ -258,19 +264,22 @@ def _overlap_ratio(inner: BBox, outer: BBox) -> float:
 # --------------------------------------------------------------------------------------------- reading order
 
 
-def reading_order(boxes: Sequence[BBox], *, min_column_width: float = 0.2) -> list[int]:
-    """Indices of `boxes` in reading order, by recursive XY-cut.
+def reading_order(bboxes: Sequence[BBox], *, size: PageSize, min_column_share: float = 0.2) -> list[int]:
+    """Indices of `bboxes` (fractions of a page of `size`) in reading order, by recursive XY-cut.
 
     At each level the widest empty band wins: a horizontal band splits top from bottom, a vertical one splits
     columns (left first). A vertical band only beats a horizontal one when both sides are at least
-    `min_column_width` of the page wide, so a form's narrow label and value columns stay row-interleaved
-    ("Name: John"); where no horizontal band is left, side-by-side snippets are read left to right.
-    Boxes that cannot be separated at all keep top-to-bottom, left-to-right order.
+    `min_column_share` of the page's width wide, so a form's narrow label and value columns stay
+    row-interleaved ("Name: John"); where no horizontal band is left, side-by-side snippets are read left to
+    right. Boxes that cannot be separated at all keep top-to-bottom, left-to-right order. Bands are compared
+    in the page's unit: a gap across the page and one down it are lengths of one scale.
     """
-    if not boxes:
+    if not bboxes:
         return []
-    heights = sorted(b.height for b in boxes if b.height > 0) or [0.01]
+    boxes = [box_of(b, size) for b in bboxes]
+    heights = sorted(b.height for b in boxes if b.height > 0) or [0.01 * size.height]
     min_gap = heights[len(heights) // 2] * 0.25
+    min_column_width = min_column_share * size.width
     out: list[int] = []
     stack = [list(range(len(boxes)))]  # a stack, not recursion: a dense page may hold 1000+ lines
     while stack:
@@ -284,30 +293,31 @@ def reading_order(boxes: Sequence[BBox], *, min_column_width: float = 0.2) -> li
 
 
 def _xy_split(
-    idx: list[int], boxes: Sequence[BBox], min_gap: float, min_col: float
+    idx: list[int], boxes: Sequence[Box], min_gap: float, min_col: float
 ) -> tuple[list[int], list[int]] | None:
     """Split at the widest band (top/bottom or left/right); None when `idx` is final, sorted in place."""
     if len(idx) <= 1:
         return None
-    h_cut = _widest_gap([(boxes[i].top, boxes[i].bottom) for i in idx])
-    v_cut = _widest_gap([(boxes[i].left, boxes[i].right) for i in idx])
+    h_cut = _widest_gap([(boxes[i].y0, boxes[i].y1) for i in idx])
+    v_cut = _widest_gap([(boxes[i].x0, boxes[i].x1) for i in idx])
     h_width = h_cut[1] - h_cut[0] if h_cut else 0.0
     v_width = v_cut[1] - v_cut[0] if v_cut else 0.0
     columns = v_cut is not None and _both_wide(idx, boxes, v_cut[0], min_col)
     if h_width >= min_gap and not (columns and v_width > h_width):
-        first = [i for i in idx if boxes[i].bottom <= h_cut[0]]  # type: ignore[index]
+        first = [i for i in idx if boxes[i].y1 <= h_cut[0]]  # type: ignore[index]
     elif v_width >= min_gap:  # real columns, or side-by-side snippets that share every row
-        first = [i for i in idx if boxes[i].right <= v_cut[0]]  # type: ignore[index]
+        first = [i for i in idx if boxes[i].x1 <= v_cut[0]]  # type: ignore[index]
     else:
-        idx.sort(key=lambda i: (round(boxes[i].top, 3), boxes[i].left))
+        # tops within a quarter of a text height of each other read as one row, left to right
+        idx.sort(key=lambda i: (round(boxes[i].y0 / min_gap) if min_gap > 0 else boxes[i].y0, boxes[i].x0))
         return None
     chosen = set(first)
     return first, [i for i in idx if i not in chosen]
 
 
-def _both_wide(idx: list[int], boxes: Sequence[BBox], cut: float, min_col: float) -> bool:
-    sides = ([i for i in idx if boxes[i].right <= cut], [i for i in idx if boxes[i].right > cut])
-    return all(max(boxes[i].right for i in s) - min(boxes[i].left for i in s) >= min_col for s in sides)
+def _both_wide(idx: list[int], boxes: Sequence[Box], cut: float, min_col: float) -> bool:
+    sides = ([i for i in idx if boxes[i].x1 <= cut], [i for i in idx if boxes[i].x1 > cut])
+    return all(max(boxes[i].x1 for i in s) - min(boxes[i].x0 for i in s) >= min_col for s in sides)
 
 
 def _widest_gap(spans: list[tuple[float, float]]) -> tuple[float, float] | None:

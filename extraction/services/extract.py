@@ -21,6 +21,7 @@ from extraction.llm.config import LlmConfig, llm_config_from_env
 from extraction.loop import Attempt, RoundOutcome, run_validation_loop
 from extraction.models import Block, Document, Extraction, FieldValue, Page, Round, Violation
 from extraction.ocr.blocks import BBox, BlockType, OcrBlock, OcrPage
+from extraction.ocr.geometry import PageSize
 from extraction.prompt import render_prompt
 from extraction.proofs import resolve_proofs
 from extraction.reading import round_extractor, round_images
@@ -49,8 +50,12 @@ def llm_config(*, overrides: dict | None = None) -> LlmConfig | None:
 def ocr_pages_of(*, document: Document) -> list[OcrPage]:
     """The stored blocks as the pure code's OcrPages; OcrBlock.id is the Block's primary key."""
     pages: dict[int, OcrPage] = {}
-    page_numbers = dict(Page.objects.filter(document=document).values_list("id", "number"))
-    for number in sorted(page_numbers.values()):
+    page_numbers: dict[int, int] = {}
+    sizes: dict[int, PageSize] = {}  # the page image's pixels: what every distance on the page is measured in
+    for pk, number, width, height in Page.objects.filter(document=document).values_list(
+            "id", "number", "width", "height"):
+        page_numbers[pk] = number
+        sizes[pk] = PageSize(width, height)
         pages[number] = OcrPage(number=number)
     for b in Block.objects.filter(document=document).order_by("page__number", "order", "id").iterator(chunk_size=2000):
         number = page_numbers[b.page_id]
@@ -60,6 +65,7 @@ def ocr_pages_of(*, document: Document) -> list[OcrPage]:
                 bbox=BBox(b.left, b.top, b.width, b.height), confidence=b.confidence,
                 parent=str(b.parent_id) if b.parent_id else None, order=b.order,
                 row=b.row, column=b.column, row_span=b.row_span, column_span=b.column_span,
+                page_size=sizes[b.page_id],
             )
         )
     return [pages[n] for n in sorted(pages)]

@@ -21,6 +21,7 @@ from django.utils import timezone
 from extraction import render
 from extraction.models import Block, Document, Page
 from extraction.ocr.blocks import OcrEngine, OcrError, OcrPage, PageImage, SourceDocument
+from extraction.ocr.geometry import PageSize
 from extraction.second_engine import page_words
 from extraction.services.dispatch import documents_dispatch, documents_dispatch_pending
 from extraction.services.engines import engine_for
@@ -121,7 +122,7 @@ def _ocr(*, document: Document, source: Path, rendered: list[render.RenderedPage
         from extraction.ocr.textract_json import load_textract_json
 
         with document.textract_import.open("rb") as fh:
-            return load_textract_json(fh.read())
+            return load_textract_json(fh.read(), sizes={r.number: PageSize(r.width, r.height) for r in rendered})
     name = engine or document.batch.ocr_engine or settings.OCR_ENGINE
     images = [PageImage(number=r.number, path=r.path, width=r.width, height=r.height) for r in rendered]
     return _read_in_steps(engine_for(name), name=name, source=source, kind=document.kind, images=images, check=check)

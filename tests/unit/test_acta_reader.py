@@ -25,6 +25,7 @@ from sheetgen.generate import (
     spell_digits,
 )
 from sheetgen.layouts import TUNE_LAYOUTS
+from tests.pages import SQUARE
 
 TOTALS = ("valid_votes", "null_votes", "total_votes")
 
@@ -64,10 +65,10 @@ def pdf_page(pdf_bytes: bytes, *, with_words: bool = True, skew: float = 0.0) ->
         polygon = [(left, top + skew * left), (right, top + skew * right),
                    (right, bottom + skew * right), (left, bottom + skew * left)]
         line_id = f"p1-l{n}"
-        blocks.append(OcrBlock(id=line_id, type=BlockType.LINE, page=1, text=" ".join(p[4] for p in parts),
+        blocks.append(OcrBlock(page_size=SQUARE, id=line_id, type=BlockType.LINE, page=1, text=" ".join(p[4] for p in parts),
                                bbox=box(left, top, right, bottom), polygon=polygon, order=n))
         if with_words:
-            blocks += [OcrBlock(id=f"{line_id}-w{i}", type=BlockType.WORD, page=1, text=p[4],
+            blocks += [OcrBlock(page_size=SQUARE, id=f"{line_id}-w{i}", type=BlockType.WORD, page=1, text=p[4],
                                 bbox=box(*p[:4]), parent=line_id) for i, p in enumerate(parts)]
     return OcrPage(number=1, blocks=blocks, engine="pdf-text")
 
@@ -109,10 +110,10 @@ def rapid_page(image: Image.Image) -> tuple[OcrPage, float]:
         zip(result.boxes, result.txts, result.scores, result.word_results, strict=True)
     ):
         line_id = f"p1-l{n}"
-        blocks.append(OcrBlock(id=line_id, type=BlockType.LINE, page=1, text=text, bbox=box(quad),
+        blocks.append(OcrBlock(page_size=SQUARE, id=line_id, type=BlockType.LINE, page=1, text=text, bbox=box(quad),
                                confidence=float(score), order=n,
                                polygon=[(float(x) / w, float(y) / h) for x, y in quad]))
-        blocks += [OcrBlock(id=f"{line_id}-w{i}", type=BlockType.WORD, page=1, text=word, bbox=box(points),
+        blocks += [OcrBlock(page_size=SQUARE, id=f"{line_id}-w{i}", type=BlockType.WORD, page=1, text=word, bbox=box(points),
                             confidence=float(conf), parent=line_id)
                    for i, (word, conf, points) in enumerate(words) if points is not None]
     return OcrPage(number=1, blocks=blocks, engine="rapidocr"), seconds
@@ -205,7 +206,7 @@ def test_a_whole_row_given_as_one_line_is_still_read():
     for n, parts in enumerate(by_row.values()):
         parts.sort(key=lambda b: b.bbox.left)
         text = "   ".join(b.text for b in parts)
-        merged.append(OcrBlock(id=f"m{n}", type=BlockType.LINE, page=1, text=text,
+        merged.append(OcrBlock(page_size=SQUARE, id=f"m{n}", type=BlockType.LINE, page=1, text=text,
                                bbox=BBox.enclosing([b.bbox for b in parts])))
     answer = read([OcrPage(number=1, blocks=merged)])
     assert rows_right(answer, generated.printed) >= 36
@@ -328,7 +329,8 @@ def test_rows_inside_a_table_found_by_the_text_layer_are_cited_by_cell_and_pass_
 
 
 def lines_page(texts: list[str]) -> OcrPage:
-    blocks = [OcrBlock(id=f"l{i}", type=BlockType.LINE, page=1, text=t, bbox=BBox(0.1, 0.05 + 0.04 * i, 0.6, 0.02),
+    blocks = [OcrBlock(page_size=SQUARE,
+                       id=f"l{i}", type=BlockType.LINE, page=1, text=t, bbox=BBox(0.1, 0.05 + 0.04 * i, 0.6, 0.02),
                        order=i) for i, t in enumerate(texts)]
     return OcrPage(number=1, blocks=blocks)
 

@@ -11,12 +11,14 @@ from extraction.confidence_signals import FEATURES, field_kind, field_signals
 from extraction.ocr.blocks import BBox, BlockType, OcrBlock
 from extraction.prompt_doc import PromptDocument
 from extraction.violations import RuleContext, Violation
+from tests.pages import SQUARE
 
 
 def _line(block_id: str, text: str, *, top: float, confidence: float = 0.99) -> list[OcrBlock]:
-    line = OcrBlock(id=block_id, type=BlockType.LINE, page=1, text=text, bbox=BBox(0.1, top, 0.8, 0.02),
+    line = OcrBlock(page_size=SQUARE, id=block_id, type=BlockType.LINE, page=1, text=text, bbox=BBox(0.1, top, 0.8, 0.02),
                     confidence=confidence)
-    words = [OcrBlock(id=f"{block_id}w{i}", type=BlockType.WORD, page=1, text=w, bbox=BBox(0.1 + 0.1 * i, top, 0.08, 0.02),
+    words = [OcrBlock(page_size=SQUARE,
+                      id=f"{block_id}w{i}", type=BlockType.WORD, page=1, text=w, bbox=BBox(0.1 + 0.1 * i, top, 0.08, 0.02),
                       parent=block_id, order=i, confidence=confidence) for i, w in enumerate(text.split())]
     return [line, *words]
 

@@ -6,16 +6,44 @@ import math
 
 import pytest
 
-from extraction.ocr.layout import (
-    GridCell,
-    estimate_skew,
-    refine_rows,
-    split_gutters,
-    split_spanning_cells,
-    text_lines,
-    visual_rows,
-    words_in_cells,
-)
+from extraction.ocr import layout
+from extraction.ocr.geometry import Box
+from extraction.ocr.layout import GridCell
+
+# The boxes below are written as plain tuples in pixels; layout takes geometry.Box (it refuses anything else,
+# see the last test), so each function is called with the same boxes as Box.
+
+
+def _measured(boxes):
+    return [Box(*b) for b in boxes]
+
+
+def estimate_skew(boxes, **kw):
+    return layout.estimate_skew(_measured(boxes), **kw)
+
+
+def visual_rows(boxes, **kw):
+    return layout.visual_rows(_measured(boxes), **kw)
+
+
+def text_lines(boxes, *args, **kw):
+    return layout.text_lines(_measured(boxes), *args, **kw)
+
+
+def split_gutters(row, boxes, *args, **kw):
+    return layout.split_gutters(row, _measured(boxes), *args, **kw)
+
+
+def words_in_cells(cells, boxes):
+    return layout.words_in_cells(cells, _measured(boxes))
+
+
+def refine_rows(cells, bands, boxes, **kw):
+    return layout.refine_rows(cells, bands, _measured(boxes), **kw)
+
+
+def split_spanning_cells(cells, boxes, **kw):
+    return layout.split_spanning_cells(cells, _measured(boxes), **kw)
 
 
 def _rotated(boxes: list[tuple[float, float, float, float]], degrees: float) -> list[tuple]:
@@ -284,3 +312,10 @@ def test_a_text_centred_over_its_rows_keeps_its_spanning_cell():
     out = split_spanning_cells(cells, boxes)
     assert [(c.row, c.row_span) for c in out if c.column == 1] == [(1, 4)]
     assert [(c.row, c.row_span) for c in out if c.column == 3] == [(r, 1) for r in range(1, 5)]
+
+
+def test_page_geometry_refuses_boxes_that_are_not_in_the_pages_unit():
+    # a tuple may be fractions of the page, where a width and a height are lengths of two scales
+    with pytest.raises(TypeError, match="geometry.Box"):
+        layout.visual_rows([(0.1, 0.1, 0.2, 0.11), (0.3, 0.1, 0.4, 0.11)])
+    assert layout.visual_rows([Box(10, 10, 20, 21), Box(30, 10, 40, 21)]) == [[0, 1]]

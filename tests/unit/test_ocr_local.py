@@ -24,6 +24,7 @@ from extraction.ocr.registry import ENGINE_CHOICES, AutoEngine, get_engine
 from extraction.ocr.tesseract import TesseractEngine, parse_tsv
 from extraction.render import render_document
 from tests.invoice_truth import INVOICES, KNOWN_MISSING, expected_values, load_truth, locate
+from tests.pages import SQUARE
 from tests.paths import MISSING, needs_shared_data
 
 needs_data = needs_shared_data("invoices")
@@ -307,7 +308,7 @@ class _StubScanEngine:
 
     def read(self, document: SourceDocument) -> list[OcrPage]:
         self.seen.append(document.pages[0].path)
-        block = OcrBlock(id="stub-line", type=BlockType.LINE, page=1, text="scanned", bbox=BBox(0, 0, 1, 1))
+        block = OcrBlock(page_size=SQUARE, id="stub-line", type=BlockType.LINE, page=1, text="scanned", bbox=BBox(0, 0, 1, 1))
         return [OcrPage(number=1, blocks=[block], engine=self.name)]
 
 

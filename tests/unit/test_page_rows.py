@@ -9,6 +9,7 @@ import pytest
 
 from extraction.ocr.blocks import BBox, BlockType, OcrBlock
 from extraction.page_rows import PageRows, numeric_runs, token_kind
+from tests.pages import SQUARE
 
 H = 0.012  # a word's height, as a fraction of the page
 DIGIT = 0.55 * H  # a digit's advance
@@ -16,7 +17,7 @@ DIGIT = 0.55 * H  # a digit's advance
 
 def word(text: str, left: float, *, top: float = 0.3, width: float | None = None, wid: str | None = None) -> OcrBlock:
     width = width if width is not None else DIGIT * len(text) if text.isdigit() else 0.7 * H * len(text)
-    return OcrBlock(id=wid or f"{text}@{left:.4f},{top:.4f}", type=BlockType.WORD, page=1, text=text,
+    return OcrBlock(page_size=SQUARE, id=wid or f"{text}@{left:.4f},{top:.4f}", type=BlockType.WORD, page=1, text=text,
                     bbox=BBox(left, top, width, H))
 
 
@@ -89,7 +90,7 @@ def test_page_rows_keep_a_label_and_its_comb_on_one_row_on_a_turned_page(degrees
         label = word(party, 0.1, top=top)
         boxes = comb(digits, 0.45, 1.6 * H, top=top)
         rows += [label, *boxes]
-    turned = [OcrBlock(id=w.id, type=w.type, page=1, text=w.text,
+    turned = [OcrBlock(page_size=SQUARE, id=w.id, type=w.type, page=1, text=w.text,
                        bbox=BBox(w.bbox.left, w.bbox.top + slope * (w.bbox.left - 0.1), w.bbox.width, H)) for w in rows]
     page = PageRows(turned, skew=slope)
     by_label = {page.labels(p)[0][0]: p for p in ("PSUV", "PCV", "TUPAMARO")}
@@ -125,13 +126,15 @@ def test_a_word_printed_over_another_never_joins_it_as_a_thousands_group():
 def test_a_pages_skew_ignores_the_turned_boxes_of_a_stamp_the_ocr_read_on_a_level_page():
     from extraction.page_rows import page_skew
 
-    level = [OcrBlock(id=f"l{k}", type=BlockType.LINE, page=1, text="PSUV 0056", bbox=BBox(0.1, 0.1 + k * 0.02, 0.5, H))
+    level = [OcrBlock(page_size=SQUARE,
+                      id=f"l{k}", type=BlockType.LINE, page=1, text="PSUV 0056", bbox=BBox(0.1, 0.1 + k * 0.02, 0.5, H))
              for k in range(10)]
-    stamp = OcrBlock(id="stamp", type=BlockType.LINE, page=1, text="MESA CERRADA", bbox=BBox(0.6, 0.5, 0.2, 0.1),
+    stamp = OcrBlock(page_size=SQUARE,
+                     id="stamp", type=BlockType.LINE, page=1, text="MESA CERRADA", bbox=BBox(0.6, 0.5, 0.2, 0.1),
                      polygon=[(0.6, 0.55), (0.8, 0.5), (0.8, 0.52), (0.6, 0.57)])  # turned by about 14 degrees
     words = [word("PSUV", 0.1, top=0.1 + k * 0.02) for k in range(10)] + [
         word("0056", 0.4, top=0.1 + k * 0.02) for k in range(10)]
     assert page_skew([*level, stamp], words) == pytest.approx(0.0, abs=1e-6)
-    turned = [OcrBlock(id=b.id, type=b.type, page=1, text=b.text, bbox=b.bbox,
+    turned = [OcrBlock(page_size=SQUARE, id=b.id, type=b.type, page=1, text=b.text, bbox=b.bbox,
                        polygon=[(0.1, 0.1), (0.6, 0.11), (0.6, 0.122), (0.1, 0.112)]) for b in level]
     assert page_skew(turned, words) == pytest.approx(0.02, abs=1e-3)  # most lines turned: the engine knows

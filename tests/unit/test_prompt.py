@@ -10,21 +10,25 @@ import pytest
 from extraction.ocr.blocks import BBox, BlockType, OcrBlock, OcrPage
 from extraction.ocr.textract_json import parse_textract
 from extraction.prompt import PROOF_INSTRUCTIONS, PromptDocument, cell_at, render_prompt
+from tests.pages import SQUARE, textract_sizes
 from tests.paths import shared_data
 
 
 def textract_pages(name: str) -> list[OcrPage]:
-    return parse_textract(json.loads((shared_data("textract", f"{name}.textract.json")).read_text()))
+    path = shared_data("textract", f"{name}.textract.json")
+    return parse_textract(json.loads(path.read_text()), sizes=textract_sizes(path))
 
 
 def line(id_: str, text: str, box: tuple[float, float, float, float], order: int, page: int = 1) -> OcrBlock:
     return OcrBlock(
+        page_size=SQUARE,
         id=id_, type=BlockType.LINE, page=page, text=text, bbox=BBox(*box), order=order, parent="p"
     )
 
 
 def cell(id_: str, text: str, row: int, column: int, *, row_span: int = 1, column_span: int = 1) -> OcrBlock:
     return OcrBlock(
+        page_size=SQUARE,
         id=id_, type=BlockType.CELL, page=1, text=text, bbox=BBox(0.1, 0.3, 0.1, 0.05), parent="t1",
         row=row, column=column, row_span=row_span, column_span=column_span,
     )
@@ -35,10 +39,10 @@ def invoice_page() -> OcrPage:
     """An invoice: two header lines, a 3x3 table whose lines the OCR also gave as LINEs, a footer line."""
     table_box = (0.1, 0.3, 0.8, 0.2)
     blocks = [
-        OcrBlock(id="p", type=BlockType.PAGE, page=1, text="", bbox=BBox(0, 0, 1, 1)),
+        OcrBlock(page_size=SQUARE, id="p", type=BlockType.PAGE, page=1, text="", bbox=BBox(0, 0, 1, 1)),
         line("l-title", "Invoice 42183017", (0.1, 0.05, 0.4, 0.03), order=1),
         line("l-date", "Date: 03 Aug 2014", (0.1, 0.1, 0.4, 0.03), order=2),
-        OcrBlock(id="t1", type=BlockType.TABLE, page=1, text="", bbox=BBox(*table_box), order=3, parent="p"),
+        OcrBlock(page_size=SQUARE, id="t1", type=BlockType.TABLE, page=1, text="", bbox=BBox(*table_box), order=3, parent="p"),
         line("l-head", "Description Qty Amount", (0.12, 0.31, 0.7, 0.03), order=4),
         line("l-row1", "AWS Data Transfer 1 0.01", (0.12, 0.37, 0.7, 0.03), order=5),
         line("l-row2", "Total 0.01", (0.12, 0.43, 0.7, 0.03), order=6),
@@ -102,7 +106,7 @@ def test_a_cell_proof_names_the_cell_the_prompt_prints_at_that_slot_when_a_finde
     wide = cell("wide", "PSUV 123 PCV 2", 1, 1, column_span=3)
     own = cell("own", "AD 3 COPEI 0", 1, 3)
     doc = render_prompt([OcrPage(number=1, blocks=[
-        OcrBlock(id="t1", type=BlockType.TABLE, page=1, text="", bbox=BBox(0.1, 0.3, 0.8, 0.2)), wide, own])])
+        OcrBlock(page_size=SQUARE, id="t1", type=BlockType.TABLE, page=1, text="", bbox=BBox(0.1, 0.3, 0.8, 0.2)), wide, own])])
     assert doc.text.splitlines()[2] == "|PSUV 123 PCV 2||AD 3 COPEI 0"
     assert cell_at([wide, own], "t1", 1, 3) is own and cell_at([wide, own], "t1", 1, 2) is wide
 
@@ -117,10 +121,11 @@ def test_a_line_whose_words_no_cell_holds_is_kept_though_a_cell_prints_the_same_
     """A table finder that took a whole block of rows into its box with no cells for them (one giant cell
     cut down to the header): the block's lines read like other rows' cells, but no cell holds them."""
     def word(id_: str, text: str, left: float, top: float, parent: str) -> OcrBlock:
-        return OcrBlock(id=id_, type=BlockType.WORD, page=1, text=text, bbox=BBox(left, top, 0.05, 0.02), parent=parent)
+        return OcrBlock(page_size=SQUARE,
+                        id=id_, type=BlockType.WORD, page=1, text=text, bbox=BBox(left, top, 0.05, 0.02), parent=parent)
 
-    blocks = [OcrBlock(id="t1", type=BlockType.TABLE, page=1, text="", bbox=BBox(0.0, 0.2, 1.0, 0.5), order=9),
-              OcrBlock(id="c1", type=BlockType.CELL, page=1, text="CERO SEIS", bbox=BBox(0.5, 0.3, 0.4, 0.04),
+    blocks = [OcrBlock(page_size=SQUARE, id="t1", type=BlockType.TABLE, page=1, text="", bbox=BBox(0.0, 0.2, 1.0, 0.5), order=9),
+              OcrBlock(page_size=SQUARE, id="c1", type=BlockType.CELL, page=1, text="CERO SEIS", bbox=BBox(0.5, 0.3, 0.4, 0.04),
                        parent="t1", row=1, column=1),
               line("held", "CERO SEIS", (0.55, 0.31, 0.2, 0.02), order=1), word("h1", "CERO", 0.55, 0.31, "held"),
               word("h2", "SEIS", 0.62, 0.31, "held"),
@@ -212,6 +217,6 @@ def test_the_tagged_rendering_of_the_real_textract_pages_costs_at_most_a_fifth_m
     rendered = plain = 0
     for path in sorted(shared_data("textract").glob("*.textract.json")):
         data = json.loads(path.read_text())
-        rendered += len(encode(render_prompt(parse_textract(data)).text))
+        rendered += len(encode(render_prompt(parse_textract(data, sizes=textract_sizes(path))).text))
         plain += len(encode("\n".join(b["Text"] for b in data["Blocks"] if b["BlockType"] == "LINE")))
     assert plain > 0 and rendered <= 1.2 * plain

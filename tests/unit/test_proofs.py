@@ -15,16 +15,19 @@ from extraction.proofs import resolve_field, resolve_proofs, universal_rules
 from extraction.reading_context import reading_context
 from extraction.validation import make_validator, run_rules
 from extraction.violations import RuleContext
+from tests.pages import SQUARE
 
 # --- a small document built by hand: lines with words, and one table ---------------------------------
 
 
 def line_blocks(block_id: str, text: str, *, top: float, page: int = 1, order: int = 0) -> list[OcrBlock]:
     line = OcrBlock(
+        page_size=SQUARE,
         id=block_id, type=BlockType.LINE, page=page, text=text, bbox=BBox(0.1, top, 0.8, 0.02), order=order
     )
     words = [
         OcrBlock(
+            page_size=SQUARE,
             id=f"{block_id}w{i}",
             type=BlockType.WORD,
             page=page,
@@ -40,6 +43,7 @@ def line_blocks(block_id: str, text: str, *, top: float, page: int = 1, order: i
 
 def cell(table: str, row: int, column: int, text: str, **kw) -> OcrBlock:
     return OcrBlock(
+        page_size=SQUARE,
         id=f"{table}r{row}c{column}",
         type=BlockType.CELL,
         page=1,
@@ -59,7 +63,7 @@ def doc() -> tuple[PromptDocument, list[OcrBlock]]:
         *line_blocks("b", "Temperature 4°C Thuiskopieheffing 3.50", top=0.08, order=2),
         *line_blocks("c", "Total EUR 1.234,56", top=0.11, order=3),
         *line_blocks("d", "Reference XJ-7781 Due 1,234.56 USD", top=0.14, order=4),
-        OcrBlock(id="t", type=BlockType.TABLE, page=1, text="", bbox=BBox(0.1, 0.5, 0.8, 0.2), order=5),
+        OcrBlock(page_size=SQUARE, id="t", type=BlockType.TABLE, page=1, text="", bbox=BBox(0.1, 0.5, 0.8, 0.2), order=5),
         cell("t", 1, 1, "Item"),
         cell("t", 1, 2, "Qty"),
         cell("t", 1, 3, "Amount"),
@@ -72,6 +76,7 @@ def doc() -> tuple[PromptDocument, list[OcrBlock]]:
         cell("t", 4, 1, "Total (both)", column_span=2),
         cell("t", 4, 3, "140.90"),
         OcrBlock(
+            page_size=SQUARE,
             id="bare", type=BlockType.LINE, page=2, text="Owner Ana Pérez 1/3", bbox=BBox(0.1, 0.1, 0.8, 0.02)
         ),
     ]

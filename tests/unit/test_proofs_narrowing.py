@@ -9,12 +9,14 @@ from extraction.prompt_doc import PromptDocument
 from extraction.proofs import resolve_proofs, universal_rules
 from extraction.validation import run_rules
 from extraction.violations import RuleContext
+from tests.pages import SQUARE
 
 ROW_H = 0.012
 
 
 def word(wid: str, text: str, left: float, top: float, parent: str, order: int) -> OcrBlock:
-    return OcrBlock(id=wid, type=BlockType.WORD, page=1, text=text, bbox=BBox(left, top, 0.01 + 0.008 * len(text), ROW_H),
+    return OcrBlock(page_size=SQUARE,
+                    id=wid, type=BlockType.WORD, page=1, text=text, bbox=BBox(left, top, 0.01 + 0.008 * len(text), ROW_H),
                     parent=parent, order=order)
 
 
@@ -22,12 +24,13 @@ def merged_cell_page() -> tuple[PromptDocument, list[OcrBlock]]:
     """A words column whose three printed rows an engine merged into one CELL (the measured cause: the PDF
     table finder put every row of a candidate group into one cell)."""
     rows = ["CERO CINCO NUEVE", "CERO CERO SEIS", "CERO UNO DOS"]
-    blocks = [OcrBlock(id="t", type=BlockType.TABLE, page=1, text="", bbox=BBox(0.1, 0.3, 0.8, 0.1), order=1),
-              OcrBlock(id="c", type=BlockType.CELL, page=1, text=" ".join(rows), bbox=BBox(0.5, 0.3, 0.4, 0.05),
+    blocks = [OcrBlock(page_size=SQUARE, id="t", type=BlockType.TABLE, page=1, text="", bbox=BBox(0.1, 0.3, 0.8, 0.1), order=1),
+              OcrBlock(page_size=SQUARE, id="c", type=BlockType.CELL, page=1, text=" ".join(rows), bbox=BBox(0.5, 0.3, 0.4, 0.05),
                        parent="t", row=1, column=2, order=2)]
     for r, text in enumerate(rows):
         top = 0.302 + r * 0.015
-        line = OcrBlock(id=f"l{r}", type=BlockType.LINE, page=1, text=text, bbox=BBox(0.5, top, 0.3, ROW_H), order=10 + r)
+        line = OcrBlock(page_size=SQUARE,
+                        id=f"l{r}", type=BlockType.LINE, page=1, text=text, bbox=BBox(0.5, top, 0.3, ROW_H), order=10 + r)
         blocks.append(line)
         left = 0.5
         for k, token in enumerate(text.split()):
@@ -74,7 +77,8 @@ def test_a_value_printed_only_on_another_row_stays_ungrounded():
     blocks = []
     for r, text in enumerate(["BR 0012 CERO CERO UNO DOS", "DDP 0031 CERO CERO TRES UNO"]):
         top = 0.2 + r * 0.02
-        blocks.append(OcrBlock(id=f"l{r}", type=BlockType.LINE, page=1, text=text, bbox=BBox(0.1, top, 0.6, ROW_H)))
+        blocks.append(OcrBlock(page_size=SQUARE,
+                               id=f"l{r}", type=BlockType.LINE, page=1, text=text, bbox=BBox(0.1, top, 0.6, ROW_H)))
         for k, token in enumerate(text.split()):
             blocks.append(word(f"l{r}w{k}", token, 0.1 + 0.08 * k, top, f"l{r}", 10 * r + k))
     prompt = PromptDocument(text="", line_ids={1: "l0", 2: "l1"})
@@ -84,7 +88,8 @@ def test_a_value_printed_only_on_another_row_stays_ungrounded():
 
 
 def test_a_number_inside_a_longer_number_is_not_shown():
-    blocks = [OcrBlock(id="l", type=BlockType.LINE, page=1, text="Total 1 234,56", bbox=BBox(0.1, 0.2, 0.5, ROW_H))]
+    blocks = [OcrBlock(page_size=SQUARE,
+                       id="l", type=BlockType.LINE, page=1, text="Total 1 234,56", bbox=BBox(0.1, 0.2, 0.5, ROW_H))]
     blocks += [word("w0", "Total", 0.1, 0.2, "l", 0), word("w1", "1", 0.2, 0.2, "l", 1),
                word("w2", "234,56", 0.222, 0.2, "l", 2)]  # "1 234,56": a thousands space
     prompt = PromptDocument(text="", line_ids={1: "l"})
@@ -92,8 +97,9 @@ def test_a_number_inside_a_longer_number_is_not_shown():
 
 
 def test_a_name_that_wraps_over_two_rows_of_a_cell_is_judged_on_the_whole_cell():
-    blocks = [OcrBlock(id="t", type=BlockType.TABLE, page=1, text="", bbox=BBox(0.1, 0.3, 0.8, 0.1)),
-              OcrBlock(id="c", type=BlockType.CELL, page=1, text="Decoded Leather Slim Cover Apple iPad Air 2 Zwart",
+    blocks = [OcrBlock(page_size=SQUARE, id="t", type=BlockType.TABLE, page=1, text="", bbox=BBox(0.1, 0.3, 0.8, 0.1)),
+              OcrBlock(page_size=SQUARE,
+                       id="c", type=BlockType.CELL, page=1, text="Decoded Leather Slim Cover Apple iPad Air 2 Zwart",
                        bbox=BBox(0.1, 0.3, 0.3, 0.04), parent="t", row=1, column=1)]
     for r, text in enumerate(["Decoded Leather Slim Cover", "Apple iPad Air 2 Zwart"]):
         blocks += [word(f"r{r}w{k}", t, 0.1 + 0.06 * k, 0.302 + r * 0.015, "x", 10 * r + k) for k, t in enumerate(text.split())]
@@ -109,7 +115,7 @@ def test_the_acta_type_narrows_with_digit_words():
 def test_digit_words_the_ocr_ran_together_still_show_their_number_and_no_other():
     # A scan's OCR lost the space between two digit words ("CUATROOCHO CUATRO" for CUATRO OCHO CUATRO).
     text = "CUATROOCHO CUATRO"
-    line = OcrBlock(id="l", type=BlockType.LINE, page=1, text=text, bbox=BBox(0.5, 0.3, 0.3, ROW_H), order=1)
+    line = OcrBlock(page_size=SQUARE, id="l", type=BlockType.LINE, page=1, text=text, bbox=BBox(0.5, 0.3, 0.3, ROW_H), order=1)
     blocks = [line, word("w0", "CUATROOCHO", 0.5, 0.3, "l", 2), word("w1", "CUATRO", 0.6, 0.3, "l", 3)]
     prompt = PromptDocument(text="", line_ids={1: "l"})
     proof = [{"type": "LINE", "id": 1}]
@@ -130,7 +136,7 @@ def _cut_row_page() -> tuple[PromptDocument, list[OcrBlock]]:
                 words.append(word(f"{line_id}w{k}", token, left, top, line_id, 100 * r + 10 * n + k))
                 left += words[-1].bbox.width + 0.004
             left += 0.03  # the wide gap the engine cut at
-            blocks += [OcrBlock(id=line_id, type=BlockType.LINE, page=1, text=part, order=100 * r + 10 * n,
+            blocks += [OcrBlock(page_size=SQUARE, id=line_id, type=BlockType.LINE, page=1, text=part, order=100 * r + 10 * n,
                                 bbox=BBox.enclosing([w.bbox for w in words])), *words]
     return PromptDocument(text="", line_ids={1: "r0l0", 2: "r0l1", 3: "r1l0", 4: "r1l1"}), blocks
 
@@ -151,17 +157,19 @@ def _group_merged_page() -> tuple[PromptDocument, list[OcrBlock]]:
     names in one cell, the digit words in one cell, the digits ruled per row. Three rows print 0."""
     rows = [("PSUV", "0012", "CERO CERO UNO DOS"), ("PCV", "0000", "CERO CERO CERO CERO"),
             ("TUPAMARO", "0000", "CERO CERO CERO CERO"), ("PPT", "0000", "CERO CERO CERO CERO")]
-    blocks = [OcrBlock(id="t", type=BlockType.TABLE, page=1, text="", bbox=BBox(0.1, 0.3, 0.8, 0.1), order=1),
-              OcrBlock(id="names", type=BlockType.CELL, page=1, text=" ".join(r[0] for r in rows),
+    blocks = [OcrBlock(page_size=SQUARE, id="t", type=BlockType.TABLE, page=1, text="", bbox=BBox(0.1, 0.3, 0.8, 0.1), order=1),
+              OcrBlock(page_size=SQUARE, id="names", type=BlockType.CELL, page=1, text=" ".join(r[0] for r in rows),
                        bbox=BBox(0.1, 0.3, 0.15, 0.06), parent="t", row=1, column=1, row_span=4, order=2),
-              OcrBlock(id="words", type=BlockType.CELL, page=1, text=" ".join(r[2] for r in rows),
+              OcrBlock(page_size=SQUARE, id="words", type=BlockType.CELL, page=1, text=" ".join(r[2] for r in rows),
                        bbox=BBox(0.5, 0.3, 0.4, 0.06), parent="t", row=1, column=3, row_span=4, order=3)]
     for r, (party, digits, words) in enumerate(rows):
         top = 0.302 + r * 0.015
-        blocks.append(OcrBlock(id=f"d{r}", type=BlockType.CELL, page=1, text=digits, bbox=BBox(0.3, top - 0.002, 0.1, 0.015),
+        blocks.append(OcrBlock(page_size=SQUARE,
+                               id=f"d{r}", type=BlockType.CELL, page=1, text=digits, bbox=BBox(0.3, top - 0.002, 0.1, 0.015),
                                parent="t", row=r + 1, column=2, order=4 + r))
         for n, (text, left) in enumerate([(party, 0.1), (digits, 0.3), (words, 0.5)]):
-            line = OcrBlock(id=f"l{r}.{n}", type=BlockType.LINE, page=1, text=text, bbox=BBox(left, top, 0.2, ROW_H),
+            line = OcrBlock(page_size=SQUARE,
+                            id=f"l{r}.{n}", type=BlockType.LINE, page=1, text=text, bbox=BBox(left, top, 0.2, ROW_H),
                             order=10 + 10 * r + n)
             blocks.append(line)
             for k, token in enumerate(text.split()):
@@ -203,7 +211,7 @@ def test_a_row_whose_label_the_ocr_garbled_is_no_evidence_of_another_partys_row(
 
     blocks, left = [], 0.05
     for n, text in enumerate(["AD", "11", "UNO UNO", "EDMUNDO GONZALEZ", "UNTC2", "41", "CUATRO UNO"]):
-        line = OcrBlock(id=f"l{n}", type=BlockType.LINE, page=1, text=text, bbox=BBox(left, 0.4, 0.08, ROW_H),
+        line = OcrBlock(page_size=SQUARE, id=f"l{n}", type=BlockType.LINE, page=1, text=text, bbox=BBox(left, 0.4, 0.08, ROW_H),
                         order=10 * n)
         blocks.append(line)
         for k, token in enumerate(text.split()):

@@ -12,6 +12,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[2] / "bench"))
 from receipts_ocr import Box, Line, ocr_lines, parse_truth, read_at, score_page  # noqa: E402
 
 from extraction.ocr.blocks import BBox, BlockType, OcrBlock, OcrPage  # noqa: E402
+from tests.pages import SQUARE
 
 
 def _line(text: str, left: float, top: float, right: float, bottom: float) -> Line:
@@ -71,7 +72,7 @@ def test_an_ocr_line_joining_two_transcribed_lines_is_compared_whole_with_each()
 
 def test_only_line_blocks_count_and_their_boxes_become_pixels():
     def block(kind: BlockType, text: str) -> OcrBlock:
-        return OcrBlock(id=text, type=kind, page=1, text=text, bbox=BBox(0.1, 0.5, 0.4, 0.02))
+        return OcrBlock(page_size=SQUARE, id=text, type=kind, page=1, text=text, bbox=BBox(0.1, 0.5, 0.4, 0.02))
 
     page = OcrPage(1, [block(BlockType.PAGE, ""), block(BlockType.LINE, "CASH 5.00"), block(BlockType.WORD, "CASH")])
     [line] = ocr_lines(page, width=500, height=1000)

@@ -14,6 +14,7 @@ from extraction.ocr.blocks import BBox, BlockType, OcrBlock
 from extraction.prompt_doc import PromptDocument
 from extraction.validation import make_validator, run_rules
 from extraction.violations import RuleContext
+from tests.pages import SQUARE
 
 
 def words(n: int) -> str:
@@ -166,9 +167,11 @@ def test_it_flags_a_missing_count():
 def test_it_flags_a_row_that_cites_another_partys_line():
     blocks = [
         OcrBlock(
+            page_size=SQUARE,
             id="l1", type=BlockType.LINE, page=1, text="PSUV 12 CERO CERO UNO DOS", bbox=BBox(0, 0, 1, 0.1)
         ),
         OcrBlock(
+            page_size=SQUARE,
             id="l2", type=BlockType.LINE, page=1, text="PCV 12 CERO CERO UNO DOS", bbox=BBox(0, 0.1, 1, 0.1)
         ),
     ]
@@ -193,9 +196,9 @@ def tilted_rows(slope: float) -> list[OcrBlock]:
             line = f"r{r}l{n}"
             boxes = [BBox(left + 0.06 * k, top + slope * (left + 0.06 * k + 0.025), 0.05, 0.017)
                      for k in range(len(texts))]
-            blocks.append(OcrBlock(id=line, type=BlockType.LINE, page=1, text=" ".join(texts),
+            blocks.append(OcrBlock(page_size=SQUARE, id=line, type=BlockType.LINE, page=1, text=" ".join(texts),
                                    bbox=BBox.enclosing(boxes)))
-            blocks += [OcrBlock(id=f"{line}w{k}", type=BlockType.WORD, page=1, text=t, bbox=b, parent=line)
+            blocks += [OcrBlock(page_size=SQUARE, id=f"{line}w{k}", type=BlockType.WORD, page=1, text=t, bbox=b, parent=line)
                        for k, (t, b) in enumerate(zip(texts, boxes, strict=True))]
     return blocks
 
@@ -218,9 +221,9 @@ def test_on_a_tilted_scan_a_row_reads_its_own_party_not_the_next_row_level_with_
 def test_a_party_name_whose_space_the_ocr_lost_is_still_the_rows_own():
     # two columns: PSUV's row at the left, EL CAMBIO's at the right, read as one word
     blocks = [
-        OcrBlock(id="l1", type=BlockType.LINE, page=1, text="PSUV 0012", bbox=BBox(0.05, 0.2, 0.3, 0.02)),
-        OcrBlock(id="l2", type=BlockType.LINE, page=1, text="ELCAMBIO", bbox=BBox(0.5, 0.2, 0.15, 0.02)),
-        OcrBlock(id="l3", type=BlockType.LINE, page=1, text="0003", bbox=BBox(0.7, 0.2, 0.05, 0.02)),
+        OcrBlock(page_size=SQUARE, id="l1", type=BlockType.LINE, page=1, text="PSUV 0012", bbox=BBox(0.05, 0.2, 0.3, 0.02)),
+        OcrBlock(page_size=SQUARE, id="l2", type=BlockType.LINE, page=1, text="ELCAMBIO", bbox=BBox(0.5, 0.2, 0.15, 0.02)),
+        OcrBlock(page_size=SQUARE, id="l3", type=BlockType.LINE, page=1, text="0003", bbox=BBox(0.7, 0.2, 0.05, 0.02)),
     ]
     ctx = RuleContext(prompt=PromptDocument(text="", line_ids={1: "l1", 2: "l2", 3: "l3"}), blocks=blocks)
     answer = acta_answer()
@@ -243,7 +246,7 @@ def test_the_validator_runs_the_schema_first_and_reports_the_path():
 
 
 def sheet_lines(*texts: str) -> list[OcrBlock]:
-    return [OcrBlock(id=f"l{i}", type=BlockType.LINE, page=1, text=t, bbox=BBox(0.1, 0.02 * i, 0.5, 0.02))
+    return [OcrBlock(page_size=SQUARE, id=f"l{i}", type=BlockType.LINE, page=1, text=t, bbox=BBox(0.1, 0.02 * i, 0.5, 0.02))
             for i, t in enumerate(texts, start=1)]
 
 

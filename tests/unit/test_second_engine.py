@@ -6,15 +6,16 @@ from extraction.ocr.blocks import BBox, BlockType, OcrBlock, OcrPage
 from extraction.prompt_doc import PromptDocument
 from extraction.second_engine import page_words, second_engine_agreement
 from extraction.violations import RuleContext
+from tests.pages import SQUARE
 
 H = 0.02
 
 
 def line(lid: str, text: str, top: float) -> list[OcrBlock]:
-    out = [OcrBlock(id=lid, type=BlockType.LINE, page=1, text=text, bbox=BBox(0.1, top, 0.5, H))]
+    out = [OcrBlock(page_size=SQUARE, id=lid, type=BlockType.LINE, page=1, text=text, bbox=BBox(0.1, top, 0.5, H))]
     left = 0.1
     for i, token in enumerate(text.split()):
-        out.append(OcrBlock(id=f"{lid}w{i}", type=BlockType.WORD, page=1, text=token,
+        out.append(OcrBlock(page_size=SQUARE, id=f"{lid}w{i}", type=BlockType.WORD, page=1, text=token,
                             bbox=BBox(left, top, 0.02 * len(token), H), parent=lid, order=i))
         left += 0.02 * len(token) + 0.01
     return out

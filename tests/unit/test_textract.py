@@ -14,8 +14,10 @@ from botocore.stub import ANY, Stubber
 from PIL import Image
 
 from extraction.ocr.blocks import BBox, BlockType, OcrError, OcrPage, PageImage, SourceDocument
+from extraction.ocr.geometry import PageSize
 from extraction.ocr.textract import TextractEngine
 from extraction.ocr.textract_json import load_textract_json, parse_textract, reading_order
+from tests.pages import LETTER, textract_sizes
 from tests.paths import shared_data
 
 RESPONSES = [
@@ -43,12 +45,16 @@ def raw(name: str) -> dict:
     return json.loads((textract_data() / f"{name}.textract.json").read_text())
 
 
+def sizes(name: str) -> dict[int, PageSize]:
+    return textract_sizes(textract_data() / f"{name}.textract.json")
+
+
 _parsed: dict[str, list[OcrPage]] = {}
 
 
 def parsed(name: str) -> list[OcrPage]:
     if name not in _parsed:
-        _parsed[name] = parse_textract(raw(name))
+        _parsed[name] = parse_textract(raw(name), sizes=sizes(name))
     return _parsed[name]
 
 
@@ -202,7 +208,8 @@ def test_a_textract_line_whose_words_lie_on_two_rows_becomes_one_line_per_row():
     page = {"Id": "page", "BlockType": "PAGE", "Page": 1,
             "Geometry": {"BoundingBox": {"Left": 0, "Top": 0, "Width": 1, "Height": 1}},
             "Relationships": [{"Type": "CHILD", "Ids": ["l1", "l2"]}]}
-    [ocr] = parse_textract({"Blocks": [page, _line("l1", single), _line("l2", joined), *single, *joined]})
+    [ocr] = parse_textract({"Blocks": [page, _line("l1", single), _line("l2", joined), *single, *joined]},
+                           sizes={1: LETTER})
     lines = {b.id: b for b in ocr.blocks if b.type is BlockType.LINE}
     assert {i: b.text for i, b in lines.items()} == {"l1": "ACTA 03", "l2": "PAC 0138", "l2-2": "UNE 0583"}
     parent = {b.text: b.parent for b in ocr.blocks if b.type is BlockType.WORD}
@@ -234,14 +241,14 @@ def test_reading_order_keeps_form_labels_next_to_their_values():
     boxes = [BBox(0.1, 0.1 + 0.05 * i, 0.1, 0.02) for i in range(3)] + [
         BBox(0.5, 0.1 + 0.05 * i, 0.1, 0.02) for i in range(3)
     ]
-    assert reading_order(boxes) == [0, 3, 1, 4, 2, 5]
+    assert reading_order(boxes, size=LETTER) == [0, 3, 1, 4, 2, 5]
 
 
 def test_reading_order_reads_wide_columns_top_to_bottom():
     left = [BBox(0.05, 0.1 + 0.05 * i, 0.4, 0.02) for i in range(3)]
     right = [BBox(0.55, 0.1 + 0.05 * i, 0.4, 0.02) for i in range(3)]
     boxes = [b for pair in zip(left, right, strict=True) for b in pair]  # row-interleaved, as Textract gives
-    assert reading_order(boxes) == [0, 2, 4, 1, 3, 5]
+    assert reading_order(boxes, size=LETTER) == [0, 2, 4, 1, 3, 5]
 
 
 # ------------------------------------------------------------------------------------------ alignment
@@ -297,7 +304,7 @@ def test_an_attached_json_may_be_one_response_a_list_or_bare_blocks():
     half = len(data["Blocks"]) // 2
     as_list = [{"Blocks": data["Blocks"][:half]}, {"Blocks": data["Blocks"][half:]}]
     for payload in (text, text.encode(), json.dumps(as_list), json.dumps({"Blocks": data["Blocks"]})):
-        pages = load_textract_json(payload)
+        pages = load_textract_json(payload, sizes={1: LETTER, 2: LETTER})
         assert [p.number for p in pages] == [1, 2]
         assert sum(len(p.blocks) for p in pages) == sum(len(p.blocks) for p in parsed("multi-page-tables"))
 
@@ -309,7 +316,7 @@ def test_an_attached_json_may_be_one_response_a_list_or_bare_blocks():
 )
 def test_anything_that_is_not_textract_json_is_refused_with_an_ocr_error(payload):
     with pytest.raises(OcrError):
-        load_textract_json(payload)
+        load_textract_json(payload, sizes={1: LETTER})
 
 
 # ------------------------------------------------------------------------------------------ engine

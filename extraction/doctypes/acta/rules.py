@@ -3,6 +3,7 @@ that add up, the acta code's form, and proofs that cite the row's own party."""
 
 from __future__ import annotations
 
+import bisect
 import re
 from collections import defaultdict
 from typing import Any
@@ -11,8 +12,9 @@ from extraction.answers import get_value
 from extraction.doctypes.acta.layout import PARTIES
 from extraction.numbers import as_int, digit_word_runs, fold, parse_digit_words
 from extraction.ocr.blocks import BlockType, OcrBlock
+from extraction.ocr.geometry import block_box
 from extraction.ocr.layout import visual_rows
-from extraction.page_rows import page_skew, token_kind
+from extraction.page_rows import ITEM_PITCH, page_skew, token_kind
 from extraction.proof_blocks import ResolvedProof
 from extraction.proof_words import page_rows
 from extraction.proofs import block_index, resolve_field
@@ -283,11 +285,8 @@ def _cites_party(tokens: list[str], party_tokens: list[str]) -> bool:
 def _line_rows(index: Any, page: int) -> dict[str, int]:
     """The visual row of every LINE of a page, skew taken out (extraction/ocr/layout.py): on a rotated scan
     a number at the right of a row sits lower than its party's name at the left, level with the next row's."""
-    def box(b: OcrBlock) -> tuple[float, float, float, float]:
-        return b.bbox.left, b.bbox.top, b.bbox.right, b.bbox.bottom
-
     lines = [b for b in index.by_id.values() if b.type is BlockType.LINE and b.page == page]
-    rows = visual_rows([box(b) for b in lines], skew=page_skew(lines, index.words_by_page.get(page, [])))
+    rows = visual_rows([block_box(b) for b in lines], skew=page_skew(lines, index.words_by_page.get(page, [])))
     return {lines[i].id: r for r, row in enumerate(rows) for i in row}
 
 
@@ -353,9 +352,19 @@ def _row_labels(index: Any, page: int, ctx: RuleContext) -> dict[str, str]:
                 continue
             for row, _, right in found:
                 for w in rows.rows[row]:
-                    if w.bbox.right == right:
+                    if rows.box(w).x1 == right:
                         ends[w.id] = party
         memo[page] = ends
+    return memo[page]
+
+
+def _label_starts(index: Any, page: int, ctx: RuleContext) -> list[float]:
+    """Where the party names printed on the page start (their left edges in the page's unit, sorted): the
+    label columns of the page's blocks of rows. Built once per context."""
+    memo: dict[int, list[float]] = ctx.cache.setdefault("acta_label_starts", {})
+    if page not in memo:
+        rows = page_rows(index, page, ctx)
+        memo[page] = sorted(left for party in PARTIES for _, left, _ in rows.labels(party))
     return memo[page]
 
 
@@ -364,16 +373,27 @@ def _party_before(word: ResolvedProof, index: Any, ctx: RuleContext) -> str | No
     past the row's own values (its number in digits and in words), when they are a party's name; None when
     they are anything else (a candidate's name, text the OCR garbled), nothing, or a second number of a kind
     the row already showed (the values of a block of rows beside this one, whose own label is missing): no
-    evidence of another party's row."""
+    evidence of another party's row.
+
+    Words to the left of a column where party names start (another block of rows beside this one, whatever
+    its rows' heights) are not this word's row. Where the word's own block holds no label on its row, the
+    row is the second line of an item whose first line is just above it (a form printing a party's figures,
+    or its words, under its name): the label is the last party name there that starts in the word's block at
+    or before the word, unless that line already shows a number of the word's kind."""
     rows = page_rows(index, word.page, ctx)
     row = rows.row_of.get(word.block_id)
     if row is None:
         return None
     words = rows.rows[row]
     at = next(i for i, w in enumerate(words) if w.id == word.block_id)
+    box = rows.box(words[at])
+    starts = _label_starts(index, word.page, ctx)
+    reach = box.x0 + box.height  # a name starting under the word, give or take an engine's ragged box
     own = rows.run_of(word.block_id)
     seen = {own.kind} if own is not None else set()
     for w in reversed(words[:at]):
+        if bisect.bisect_right(starts, reach) > bisect.bisect_right(starts, rows.box(w).x1):
+            break  # a label column lies between: w is another block's
         run = rows.run_of(w.id)
         if run is own or token_kind(w.text) == "rule":
             continue
@@ -383,6 +403,37 @@ def _party_before(word: ResolvedProof, index: Any, ctx: RuleContext) -> str | No
             seen.add(run.kind)
             continue
         return _row_labels(index, word.page, ctx).get(w.id)
+    return _party_above(row, box, own, index, word.page, ctx)
+
+
+def _party_above(row: int, box: Any, own: Any, index: Any, page: int, ctx: RuleContext) -> str | None:
+    """The party of the item whose first line stands just above a line of values without a label (see
+    `_party_before`), or None."""
+    rows = page_rows(index, page, ctx)
+    if row < 1 or own is None:
+        return None
+    above = rows.rows[row - 1]
+    height = max(box.height, *(rows.box(w).height for w in above))
+    centre = sorted(rows.box(w).cy for w in above)[len(above) // 2]
+    if box.cy - centre > ITEM_PITCH * height:
+        return None  # a blank line or more between: not one item
+    starts = _label_starts(index, page, ctx)
+    reach = box.x0 + box.height
+    block = next((x for x in reversed(starts) if x <= reach), float("-inf"))
+    mine = [w for w in above if block - box.height <= rows.box(w).x0 <= reach]
+    labels = _row_labels(index, page, ctx)
+    for k in range(len(mine) - 1, -1, -1):
+        w = mine[k]
+        if rows.run_of(w.id) is not None or token_kind(w.text) == "rule":
+            continue
+        party = labels.get(w.id)
+        if party is None:
+            return None
+        # the item's own line after its name, up to the next name: it must not show a number of this kind
+        after = [v for v in above if rows.box(v).x0 > rows.box(w).x1]
+        nxt = next((x for x in starts if x > rows.box(w).x1), float("inf"))
+        kinds = {r.kind for v in after if rows.box(v).x0 < nxt and (r := rows.run_of(v.id)) is not None}
+        return None if own.kind in kinds else party
     return None
 
 

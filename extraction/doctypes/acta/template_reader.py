@@ -21,6 +21,8 @@ from rapidfuzz import fuzz
 
 from extraction.doctypes.acta.layout import DIGIT_WORDS, PARTIES
 from extraction.ocr.blocks import BlockType, OcrBlock, OcrPage
+from extraction.ocr.geometry import block_box, block_polygon
+from extraction.ocr.layout import skew_of_quads
 from extraction.prompt_doc import PromptDocument
 
 READER_LABEL = "template reader (offline, no LLM)"
@@ -100,28 +102,20 @@ def _classify(atom: _Atom) -> None:
         atom.kind, atom.value = "word", " ".join(words)
 
 
-def _skew(lines: list[OcrBlock]) -> float:
-    """Median slope (dy/dx in page fractions) of the top edges of wide lines; 0 without polygons."""
-    slopes = []
-    for line in lines:
-        poly = line.polygon
-        if poly and len(poly) >= 2 and poly[1][0] - poly[0][0] > 0.05:
-            slopes.append((poly[1][1] - poly[0][1]) / (poly[1][0] - poly[0][0]))
-    return statistics.median(slopes) if slopes else 0.0
-
-
 def _atoms(page: OcrPage) -> list[_Atom]:
+    """The page's words placed in its own unit (extraction/ocr/geometry.py), the skew the engine's line
+    polygons show taken out."""
     lines = [b for b in page.blocks if b.type == BlockType.LINE]
     words_of: dict[str, list[OcrBlock]] = {}
     for b in page.blocks:
         if b.type == BlockType.WORD and b.parent:
             words_of.setdefault(b.parent, []).append(b)
-    slope = _skew(lines)
+    slope = skew_of_quads([block_polygon(line) for line in lines]) or 0.0
     atoms: list[_Atom] = []
 
     def place(text: str, line: OcrBlock, word: OcrBlock | None, x0: float, x1: float, top: float,
               h: float) -> None:
-        # A small-angle rotation is a shear in page fractions: y' = y - slope * x.
+        # A small-angle rotation is a shear: y' = y - slope * x.
         y = top + h / 2 - slope * (x0 + x1) / 2
         atoms.append(_Atom(text=text, line=line, word=word, x0=x0, x1=x1, y=y, h=h))
 
@@ -129,14 +123,16 @@ def _atoms(page: OcrPage) -> list[_Atom]:
         words = words_of.get(line.id)
         if words:
             for w in words:
-                place(w.text, line, w, w.bbox.left, w.bbox.right, w.bbox.top, w.bbox.height)
+                box = block_box(w)
+                place(w.text, line, w, box.x0, box.x1, box.y0, box.height)
             continue
         # No WORD blocks: split the line's text and share its width out by character position.
+        box = block_box(line)
         n = max(len(line.text), 1)
         for m in re.finditer(r"\S+", line.text):
-            x0 = line.bbox.left + line.bbox.width * m.start() / n
-            x1 = line.bbox.left + line.bbox.width * m.end() / n
-            place(m.group(), line, None, x0, x1, line.bbox.top, line.bbox.height)
+            x0 = box.x0 + box.width * m.start() / n
+            x1 = box.x0 + box.width * m.end() / n
+            place(m.group(), line, None, x0, x1, box.y0, box.height)
     for atom in atoms:
         _classify(atom)
     return atoms
@@ -156,10 +152,23 @@ def _visual_rows(atoms: list[_Atom]) -> list[list[_Atom]]:
     return [sorted(r, key=lambda a: a.x0) for r in rows]
 
 
+def _continued(above: list[_Record], atom: _Atom) -> _Record | None:
+    """The record of the row above that a row starting with a value continues (a form printing a party's
+    figures, or its words, on the line under its name): the last one whose label starts at or before the
+    value, when it holds no value of the value's kind yet."""
+    for record in reversed(above):
+        if record.label and record.label[0].x0 <= atom.x0 + atom.h:
+            kinds = {"digits" if a.kind == "digits" else "word" for a in record.values}
+            return None if ("digits" if atom.kind == "digits" else "word") in kinds else record
+    return None
+
+
 def _records(rows: list[list[_Atom]]) -> list[_Record]:
     records: list[_Record] = []
+    above: list[_Record] = []
     for row in rows:
         current: _Record | None = None
+        first = len(records)
         for i, atom in enumerate(row):
             after_words = i and row[i - 1].kind in ("word", "garbled") and row[i - 1].line is atom.line
             if atom.kind == "other" and after_words:
@@ -173,6 +182,10 @@ def _records(rows: list[list[_Atom]]) -> list[_Record]:
                 current.label.append(atom)
             elif current is not None:
                 current.values.append(atom)
+            elif (record := _continued(above, atom)) is not None:
+                current = record
+                current.values.append(atom)
+        above = records[first:]
     return records
 
 
