@@ -322,3 +322,74 @@ def test_a_round_where_every_broken_rule_was_re_read_stops_the_loop():
 def test_the_attempt_names_the_involved_fields_in_order():
     attempt = Attempt(round=2, previous_violations=(broken("x", fields=("b", "a")), broken("y", fields=("a", "c"))))
     assert attempt.involved == ("b", "a", "c")
+
+
+# --- rounds that break the same rules: the one the page supports better; 'kept' only when unchanged -------
+
+# What the OCR made of a receipt's header: the printed name's words, scrambled with its registration number.
+SCRAMBLED = "SYARIKAT (81109-A) PERNIAGAAN GIN NO 290 KEE"
+PRINTED_NAME = "SYARIKAT PERNIAGAAN GIN KEE"
+WRONG_NAME = "KEDAI RUNCIT GIN HIN"
+
+
+def not_in_cited_text(answer):
+    """value_grounded as the proof rules report it: the value, and the cited text that does not show it."""
+    name = answer["company"]["value"]
+    return [Violation("value_grounded", f'company: the answer says "{name}" but the cited text reads "{SCRAMBLED}"',
+                      ("company",), expected=name, found=SCRAMBLED)]
+
+
+def test_a_correction_that_still_breaks_the_rule_is_kept_when_the_page_supports_it_better():
+    # Round 1 answers a wrong name; told, round 2 answers the printed name, citing the line the OCR scrambled:
+    # the same rule breaks with the same cited text. The right name is kept, and the model did not keep its
+    # answer: it changed it.
+    wrong, right = proved_answer(company=WRONG_NAME, total=9), proved_answer(company=PRINTED_NAME, total=9)
+    result = run_validation_loop(Script(wrong, right), not_in_cited_text, 2)
+    assert result.reason == "exhausted" and result.best.number == 2 and result.answer == right
+    assert result.rounds[1].support > result.rounds[0].support
+    assert result.settled == frozenset()
+
+
+def test_a_changed_value_is_asked_about_again_and_kept_only_once_it_stays():
+    wrong, right = proved_answer(company=WRONG_NAME, total=9), proved_answer(company=PRINTED_NAME, total=9)
+    script = Script(wrong, right, right, right)
+    result = run_validation_loop(script, not_in_cited_text, 4)
+    # round 2 changed the name: it was not kept, so round 3 is asked again; round 3 kept round 2's name
+    assert [v.code for v in script.attempts[2].previous_violations] == ["value_grounded"]
+    assert result.reason == "stagnated" and len(result.rounds) == 3
+    assert result.best.number == 2 and result.answer == right
+    assert {v.key for v in result.violations} <= result.settled  # the kept name: told, and kept
+
+
+def test_a_wrong_change_does_not_displace_the_better_supported_earlier_round():
+    right, wrong = proved_answer(company=PRINTED_NAME, total=9), proved_answer(company=WRONG_NAME, total=9)
+    result = run_validation_loop(Script(right, wrong), not_in_cited_text, 2)
+    assert result.best.number == 1 and result.answer == right
+    assert result.settled == frozenset()  # the model changed the name: it did not keep its answer
+
+
+def test_a_value_the_model_did_not_change_is_still_reported_as_kept():
+    right = proved_answer(company=PRINTED_NAME, total=9)
+    result = run_validation_loop(Script(right, proved_answer(company=PRINTED_NAME, total=9)), not_in_cited_text, 3)
+    assert result.reason == "stagnated" and len(result.rounds) == 2 and result.best.number == 1
+    assert result.settled == {not_in_cited_text(right)[0].key}
+
+
+def test_only_the_fields_a_rule_names_decide_whether_it_was_kept():
+    # the model changed the total, not the company: the company's broken rule survived the re-read
+    first, second = proved_answer(company=WRONG_NAME, total=9), proved_answer(company=WRONG_NAME, total=10)
+    result = run_validation_loop(Script(first, second), not_in_cited_text, 2)
+    assert result.reason == "stagnated" and result.settled == {not_in_cited_text(first)[0].key}
+
+
+def test_support_measures_how_much_of_each_compared_value_the_cited_text_shows():
+    from extraction.loop import support
+
+    answer = proved_answer(company=PRINTED_NAME)
+    assert support(answer, []) == 0  # nothing compared with the page's text: nothing against it
+    assert support(answer, not_in_cited_text(answer)) == 0  # every word of the name is printed, out of order
+    wrong = proved_answer(company=WRONG_NAME)
+    assert -1 < support(wrong, not_in_cited_text(wrong)) < -0.3  # only GIN is printed
+    # a rule whose `expected` is not the field's value compares no value with text: it adds nothing
+    assert support(answer, [broken("sum", found="0056", fields=("company",))]) == 0
+    assert support(answer, [Violation("schema", "m", (), expected=PRINTED_NAME, found=SCRAMBLED)]) == 0
