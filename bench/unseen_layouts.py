@@ -3,6 +3,7 @@
 Run from the project root:
     .venv/bin/python bench/unseen_layouts.py [--seeds 5] [--scan-seeds 6] [--no-scans] [--layouts a,b]
     .venv/bin/python bench/unseen_layouts.py --sampled measure [--sampled-pdfs 100] [--sampled-scans 100]
+    .venv/bin/python bench/unseen_layouts.py --layouts none --family forms --sampled tune [--sampled-pdfs 40]
 
 Two kinds of sheets. The FIXED layouts: every layout of sheetgen/layouts.py (TUNE_LAYOUTS may be
 tuned on, MEASURE_LAYOUTS are only measured), each seed a clean sheet as a born-digital PDF and as a scan
@@ -12,6 +13,13 @@ the words go, merged and rotated cells, blocks side by side, totals, page, fills
 signatures, stamps, fonts; its scan degraded with parameters of its own), TUNE seeds from
 SAMPLED_TUNE_FROM, which may be looked at, MEASURE seeds from SAMPLED_MEASURE_FROM, which are only reported
 on. For sampled sheets that fail, the conventions they have in common are printed.
+
+`--family` picks the family of sampled sheets: `tables` (the default, above), `forms` (sheetgen/forms.py:
+printed lines on thermal strips 58 or 80 mm wide or on paper, or a table; one long page or several; receipt
+fonts; photographed on a table or scanned), or `both`. The forms family has its own seeds: TUNE from
+FORMS_TUNE_FROM, MEASURE from FORMS_MEASURE_FROM, which are only reported on, like the tables'. A sheet of
+several pages is read as one document: all its pages are OCR'd and read together; its scan is a PDF of the
+page images.
 
 Each sheet is read the production way, without Django: pages rendered (extraction.render), OCR by the
 `auto` engine (the PDF text layer; rapidocr for the scan), then for each scripted model (tests/acta_models.py:
@@ -56,9 +64,10 @@ from extraction.ocr.blocks import OcrPage, SourceDocument  # noqa: E402
 from extraction.ocr.registry import get_engine  # noqa: E402
 from extraction.reading import read_pages  # noqa: E402
 from sheetgen.conventions import AXES  # noqa: E402
+from sheetgen.forms import FORM_AXES  # noqa: E402
 from sheetgen.generate import generate_acta  # noqa: E402
 from sheetgen.layouts import LAYOUTS, TUNE_LAYOUTS  # noqa: E402
-from sheetgen.sampled import generate_sampled, scan_sampled  # noqa: E402
+from sheetgen.sampled import SampledActa, generate_sampled, scan_sampled  # noqa: E402
 from sheetgen.scans import scan_image  # noqa: E402
 from tests.acta_models import ERRING, MODELS, ActaModel, is_all_zero, model_step, wrong_fields  # noqa: E402
 from tests.llm_server import SCRIPTED_MODEL, ScriptedLLMServer  # noqa: E402
@@ -71,6 +80,12 @@ SAMPLED = "sampled"  # the layout name of sheets whose conventions are drawn fro
 SAMPLED_TUNE_FROM = 100_000
 # ... and from these on they are only reported on: nobody reads their failures to fix a special case.
 SAMPLED_MEASURE_FROM = 900_000
+FORMS = "forms"  # the layout name of sampled sheets of the forms family (printed lines, strips, photos)
+# The forms family's seeds: TUNE from here (may be looked at) ...
+FORMS_TUNE_FROM = 300_000
+# ... MEASURE from here (only reported on; nobody reads their failures before the reading code is final).
+FORMS_MEASURE_FROM = 700_000
+FAMILY_OF = {SAMPLED: "tables", FORMS: "forms"}
 # The cache is keyed by the document and by the code that reads it: a change to rendering or OCR reads again.
 OCR_CODE = b"".join(p.read_bytes() for p in sorted([ROOT / "extraction" / "render.py",
                                                      *(ROOT / "extraction" / "ocr").glob("*.py")]))
@@ -83,32 +98,55 @@ class Doc:
     input: str
 
     @property
+    def sampled(self) -> bool:
+        return self.layout in FAMILY_OF
+
+    @property
     def split(self) -> str:
         if self.layout == SAMPLED:
             return "tune" if self.seed < SAMPLED_MEASURE_FROM else "measure"
+        if self.layout == FORMS:
+            return "tune" if self.seed < FORMS_MEASURE_FROM else "measure"
         return "tune" if self.layout in TUNE_LAYOUTS else "measure"
 
     @property
     def group(self) -> str:
-        """'fixed tune', 'sampled measure', ...: the kind of layout and the split."""
-        return f"{'sampled' if self.layout == SAMPLED else 'fixed'} {self.split}"
+        """'fixed tune', 'sampled measure', 'forms tune', ...: the kind of layout and the split."""
+        kind = {SAMPLED: "sampled", FORMS: "forms"}.get(self.layout, "fixed")
+        return f"{kind} {self.split}"
 
 
-def sampled_docs(split: str, *, pdfs: int, scans: int, skip: int = 0) -> list[Doc]:
-    """Sampled sheets of one split: `pdfs` read as born-digital PDFs and `scans` other sheets read as scans,
-    after the split's first `skip` seeds (a set of sheets not read before)."""
-    first = (SAMPLED_TUNE_FROM if split == "tune" else SAMPLED_MEASURE_FROM) + skip
-    return ([Doc(SAMPLED, first + k, "pdf") for k in range(pdfs)]
-            + [Doc(SAMPLED, first + pdfs + k, "scan") for k in range(scans)])
+def sampled_docs(split: str, *, pdfs: int, scans: int, skip: int = 0, family: str = "tables") -> list[Doc]:
+    """Sampled sheets of one split and family: `pdfs` read as born-digital PDFs and `scans` other sheets read
+    as scans, after the split's first `skip` seeds (a set of sheets not read before)."""
+    if family == "forms":
+        layout, first = FORMS, (FORMS_TUNE_FROM if split == "tune" else FORMS_MEASURE_FROM) + skip
+    else:
+        layout, first = SAMPLED, (SAMPLED_TUNE_FROM if split == "tune" else SAMPLED_MEASURE_FROM) + skip
+    return ([Doc(layout, first + k, "pdf") for k in range(pdfs)]
+            + [Doc(layout, first + pdfs + k, "scan") for k in range(scans)])
+
+
+def sheet_of(doc: Doc) -> SampledActa:
+    return generate_sampled(doc.seed, family=FAMILY_OF[doc.layout])
+
+
+def printed_of(doc: Doc) -> dict:
+    """What one clean sheet prints (without making its scan)."""
+    if doc.sampled:
+        return sheet_of(doc).printed
+    return generate_acta(seed=doc.seed, layout=doc.layout).printed
 
 
 def document_bytes(doc: Doc) -> tuple[bytes, str, dict]:
-    """(file bytes, kind, what the sheet prints) of one clean sheet."""
-    if doc.layout == SAMPLED:
-        sheet = generate_sampled(doc.seed)
+    """(file bytes, kind, what the sheet prints) of one clean sheet. A scan of several pages is a PDF of the
+    page images."""
+    if doc.sampled:
+        sheet = sheet_of(doc)
         if doc.input == "pdf":
             return sheet.pdf_bytes, "pdf", sheet.printed
-        return scan_sampled(sheet, seed=doc.seed), "image", sheet.printed
+        data = scan_sampled(sheet, seed=doc.seed)
+        return data, "pdf" if data.startswith(b"%PDF") else "image", sheet.printed
     acta = generate_acta(seed=doc.seed, layout=doc.layout)
     if doc.input == "pdf":
         return acta.pdf_bytes, "pdf", acta.printed
@@ -124,7 +162,7 @@ def _ocr(doc: Doc) -> tuple[list[OcrPage], float]:
         return pickle.loads(path.read_bytes()), 0.0  # noqa: S301 - a cache this bench wrote itself
     started = time.process_time()
     with tempfile.TemporaryDirectory(prefix="unseen-") as tmp:
-        source = Path(tmp) / ("sheet.pdf" if kind == "pdf" else "sheet.jpg")
+        source = Path(tmp) / ("sheet.pdf" if kind == "pdf" else "sheet.jpg")  # a scan of pages: a PDF
         source.write_bytes(data)
         rendered = render.render_document(source=source, kind=kind, out_dir=Path(tmp) / "pages", dpi=150)
         pages = get_engine("auto").read(
@@ -222,7 +260,7 @@ def _pct(n: int, d: int) -> str:
     return f"{n}/{d} ({n / d:.0%})" if d else "—"
 
 
-GROUPS = ("fixed tune", "fixed measure", "sampled tune", "sampled measure")
+GROUPS = ("fixed tune", "fixed measure", "sampled tune", "sampled measure", "forms tune", "forms measure")
 
 
 def main() -> int:
@@ -237,6 +275,9 @@ def main() -> int:
     parser.add_argument("--sampled-pdfs", type=int, default=100, help="sampled sheets per split read as PDFs")
     parser.add_argument("--sampled-scans", type=int, default=100, help="sampled sheets per split read as scans")
     parser.add_argument("--sampled-skip", type=int, default=0, help="start after the split's first N seeds")
+    parser.add_argument("--family", choices=["tables", "forms", "both"], default="tables",
+                        help="the family of sampled sheets: tables (sheetgen/conventions.py), forms (printed lines, "
+                        "thermal strips, photos: sheetgen/forms.py) or both")
     parser.add_argument("--models", default=",".join(MODELS), help="comma-separated scripted models")
     parser.add_argument("--jobs", type=int, default=2, help="processes for OCR not yet cached")
     parser.add_argument("--outcomes", type=Path, help="write each sampled sheet's outcome and conventions here "
@@ -251,9 +292,11 @@ def main() -> int:
     docs = [Doc(name, FIRST_SEED + k, "pdf") for name in layouts for k in range(args.seeds)]
     if not args.no_scans:
         docs += [Doc(name, FIRST_SEED + k, "scan") for name in layouts for k in range(args.scan_seeds)]
-    for split in ("tune", "measure") if args.sampled == "both" else [args.sampled] if args.sampled else []:
-        docs += sampled_docs(split, pdfs=args.sampled_pdfs, scans=0 if args.no_scans else args.sampled_scans,
-                             skip=args.sampled_skip)
+    families = ["tables", "forms"] if args.family == "both" else [args.family]
+    for family in families:
+        for split in ("tune", "measure") if args.sampled == "both" else [args.sampled] if args.sampled else []:
+            docs += sampled_docs(split, pdfs=args.sampled_pdfs, scans=0 if args.no_scans else args.sampled_scans,
+                                 skip=args.sampled_skip, family=family)
 
     started = time.monotonic()
     with ProcessPoolExecutor(max_workers=max(1, args.jobs)) as pool:
@@ -270,14 +313,13 @@ def main() -> int:
         server.always(metered(model_step(lambda: current[0]), rounds))
         for doc in docs:
             pages, seconds = ocr[doc]
-            _, _, printed = document_bytes(doc)
-            tally = run_doc(doc, pages, printed, server, current, models, by_model, examples, rounds)
+            tally = run_doc(doc, pages, printed_of(doc), server, current, models, by_model, examples, rounds)
             tally.ocr_s = seconds
             sheets[doc] = tally
-            per[(doc.layout if doc.layout != SAMPLED else doc.group, doc.input)].add(tally)
+            per[(doc.group if doc.sampled else doc.layout, doc.input)].add(tally)
     loop_wall = time.monotonic() - started - ocr_wall
 
-    n_sampled = Counter(doc.group for doc in docs if doc.layout == SAMPLED)
+    n_sampled = Counter(doc.group for doc in docs if doc.sampled)
     print(f"## Unseen layouts: {len(layouts)} fixed layouts"
           + (f", {args.seeds} PDF + {0 if args.no_scans else args.scan_seeds} scan sheets each" if layouts else "")
           + "".join(f"; {n} {group} sheets" for group, n in sorted(n_sampled.items()))
@@ -325,16 +367,17 @@ def main() -> int:
                     print(f"| {group} | {inp} | {kind} | {s['injected']} | {s['flagged']} | {s['corrected']} | "
                           f"{s['missed']} |")
     print_round_costs(totals)
-    print_failing_conventions({doc: t for doc, t in sheets.items() if doc.layout == SAMPLED})
+    for layout in FAMILY_OF:
+        print_failing_conventions({doc: t for doc, t in sheets.items() if doc.layout == layout})
     if examples:
         print("\nPassed with a wrong value (first 12):")
         for line in examples[:12]:
             print(f"- {line}")
     if args.outcomes:
         args.outcomes.write_text(json.dumps([
-            {"seed": doc.seed, "input": doc.input, "split": doc.split, "failed": t.failed,
-             "clean_rules": sorted(t.clean_rules), "conventions": conventions_of(doc)}
-            for doc, t in sheets.items() if doc.layout == SAMPLED], indent=1))
+            {"family": FAMILY_OF[doc.layout], "seed": doc.seed, "input": doc.input, "split": doc.split,
+             "failed": t.failed, "clean_rules": sorted(t.clean_rules), "conventions": conventions_of(doc)}
+            for doc, t in sheets.items() if doc.sampled], indent=1))
     return 0
 
 
@@ -367,19 +410,21 @@ def print_round_costs(totals: dict[tuple[str, str], Tally]) -> None:
 
 def conventions_of(doc: Doc) -> dict[str, str]:
     """The conventions a sampled sheet was drawn in (its scan's only when it was read as a scan)."""
-    summary = generate_sampled(doc.seed).conventions.summary()
+    summary = sheet_of(doc).conventions.summary()
     return {k: v for k, v in summary.items() if doc.input == "scan" or not k.startswith("scan.")}
 
 
-def _binned(summaries: dict[Doc, dict[str, str]]) -> dict[Doc, dict[str, str]]:
+def _binned(summaries: dict[Doc, dict[str, str]], axes: dict = AXES) -> dict[Doc, dict[str, str]]:
     """Measured conventions (a size, a blur, a JPEG quality) as the third of their range over these sheets
     they fall in, so that sheets can share them; named values as they are."""
     out = {d: dict(s) for d, s in summaries.items()}
-    keys = {k for s in summaries.values() for k in s if k not in AXES}
+    keys = {k for s in summaries.values() for k in s if k not in axes}
     for key in keys:
         try:
-            values = {d: abs(float(s[key])) for d, s in summaries.items() if key in s}
+            values = {d: abs(float(s[key])) for d, s in summaries.items() if key in s and s[key] != "-"}
         except ValueError:
+            continue
+        if not values:
             continue
         ranked = sorted(values.values())
         low, high = ranked[len(ranked) // 3], ranked[2 * len(ranked) // 3]
@@ -396,7 +441,8 @@ def print_failing_conventions(sheets: dict[Doc, Tally]) -> None:
         failing = [d for d in docs if sheets[d].failed]
         if not failing:
             continue
-        every = _binned({d: conventions_of(d) for d in docs})
+        family = FAMILY_OF[docs[0].layout]
+        every = _binned({d: conventions_of(d) for d in docs}, FORM_AXES if family == "forms" else AXES)
         seen, bad = Counter(), Counter()
         for d, summary in every.items():
             for item in summary.items():
@@ -404,7 +450,7 @@ def print_failing_conventions(sheets: dict[Doc, Tally]) -> None:
                 bad[item] += d in failing
         shared = sorted((item for item in bad if bad[item] >= len(failing) / 2),
                         key=lambda item: (-bad[item] / seen[item], -bad[item], item))
-        print(f"\nSampled {inp} sheets where something failed: {len(failing)} of {len(docs)} "
+        print(f"\nSampled {inp} sheets ({family}) where something failed: {len(failing)} of {len(docs)} "
               f"({', '.join(f'{k} {v}' for k, v in _ranked(Counter(f for d in failing for f in sheets[d].failed)))}). "
               "Conventions at least half of them share, by how often a sheet with it fails:")
         print("\n| convention | failing sheets with it | sheets with it | of those failing |")

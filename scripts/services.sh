@@ -38,3 +38,5 @@ fi
 # Optional engines used by some tests and benchmarks when present.
 command -v pdftoppm >/dev/null || apt_install poppler-utils || true
 command -v tesseract >/dev/null || apt_install tesseract-ocr || true
+# The generated receipt-style tally sheets (sheetgen/forms.py) print in DejaVu Sans Mono, embedded from here.
+[ -f /usr/share/fonts/truetype/dejavu/DejaVuSansMono.ttf ] || apt_install fonts-dejavu-core || true

@@ -230,9 +230,12 @@ def _rules(rng: random.Random) -> tuple[str, float]:
     return rules, round(width, 2)
 
 
-def draw_conventions(seed: int) -> Conventions:
-    """Every convention of one sheet, each drawn on its own from the seed (weights: how common it looks)."""
-    rng = random.Random(f"conventions-{seed}")
+def draw_conventions(seed: int, *, stream: str | None = None) -> Conventions:
+    """Every convention of one sheet, each drawn on its own from the seed (weights: how common it looks).
+
+    `stream` names another random stream to draw them from (another family of sheets drawing a table of its
+    own, sheetgen/forms.py); by default `conventions-<seed>`, the sampled sheets' own."""
+    rng = random.Random(stream or f"conventions-{seed}")
     numbers = _pick(rng, NUMBERS, [25, 30, 25, 20])
     words = _pick(rng, WORDS, [50, 25, 25])
     names = _pick(rng, NAMES, [60, 40])

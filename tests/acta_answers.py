@@ -4,10 +4,13 @@ A scripted model in the tests and benchmarks reads the prompt it was sent just a
 `correct_answer` finds each party's row in the `<document>` section by the party's name and the values
 printed after it (in table cells or lines, in reading order), whatever the layout: one table or several,
 free lines, one to three columns, digits before or after the words, candidates merged or repeated, and
-text as an OCR engine gives it (values split over lines, letters read for digits). It cites the cells or
-words that print each value. Only the values come from outside: what the generator PRINTED on the sheet
-(`GeneratedActa.printed`). The mutators then inject one reading error each, leaving every proof in place
-unless the error is about the proof.
+text as an OCR engine gives it (values split over lines, letters read for digits). Printed forms and thermal
+strips add lines: the digits on one line and the words on the next, the party's name alone on its line with its
+figures under it, the words before the digits, a leader of dots, dashes or underscores between the name and its
+figures (which an OCR engine may glue to either: `PSUV.......056`, `PSUV-----CERO`), several pages. It cites the
+cells or words that print each value (a word glued to a leader is cited as the engine gave it). Only the
+values come from outside: what the generator PRINTED on the sheet (`GeneratedActa.printed`). The mutators
+then inject one reading error each, leaving every proof in place unless the error is about the proof.
 
 Pure: no Django, no pytest (the benchmarks use it too).
 """
@@ -35,6 +38,8 @@ _CELL_SPLIT = re.compile(r"(?<!\\)\|")
 _AS_DIGIT = str.maketrans({"O": "0", "o": "0", "D": "0", "Q": "0", "I": "1", "l": "1", "|": "1", "i": "1",
                            "S": "5", "B": "8", "Z": "2"})
 _WINDOW_UNITS = 10  # how far (in lines or cells) a row's values may stand from its label (one digit per cell: 4-5)
+# A leader between a name and its figures: two or more dots, dashes or underscores (or an ellipsis).
+_LEADER = re.compile(r"(?:[.\-_·]{2,}|…+)")
 
 
 @dataclass
@@ -193,8 +198,22 @@ def _total_key(folded: list[str], i: int) -> str | None:
 class _Token:
     unit: int
     index: int
-    text: str  # as in the prompt
+    text: str  # as in the prompt (a part of a word a leader was glued to: that part)
     folded: str
+    word: str = ""  # the word of the prompt it is part of, when it is only a part of it
+
+    @property
+    def cited(self) -> str:
+        return self.word or self.text
+
+
+def _parts(word: str) -> list[str]:
+    """A word of the prompt as a reader reads it: a name or a figure glued to a leader (PSUV......056,
+    PSUV-----CERO) is the name and the figure; any other word, leaders alone included, as it is."""
+    parts = [p for p in _LEADER.split(word) if p]
+    if len(parts) == 1 and parts[0] == word or not any(ch.isalnum() for ch in word):
+        return [word]
+    return [p for p in parts if any(ch.isalnum() for ch in p)]
 
 
 class _Stream:
@@ -204,8 +223,10 @@ class _Stream:
         self.units = parsed.units
         self.tokens: list[_Token] = []
         for u, unit in enumerate(parsed.units):
-            for i, text in enumerate(unit.text.split()):
-                self.tokens.append(_Token(u, i, text, _fold(text)))
+            for i, word in enumerate(unit.text.split()):
+                parts = _parts(word)
+                for text in parts:
+                    self.tokens.append(_Token(u, i, text, _fold(text), word if len(parts) > 1 or text != word else ""))
         folded = [t.folded for t in self.tokens]
         self.labels: dict[int, tuple[str, int]] = {}  # token position -> (label key, label length)
         for pos in range(len(folded)):
@@ -323,8 +344,9 @@ def _cite_digits(stream: _Stream, positions: list[int]) -> list[dict[str, Any]]:
     unit = stream.units[stream.tokens[positions[0]].unit]
     if len(units) > 1:
         return _cite_units(stream, positions)  # one digit per cell: every cell it is printed in
-    if unit.kind == "LINE" and len(unit.text.split()) > len(positions):
-        return [{"type": "WORD", "line": unit.line, "value": " ".join(stream.tokens[p].text for p in positions)}]
+    words = list(dict.fromkeys((stream.tokens[p].index, stream.tokens[p].cited) for p in positions))
+    if unit.kind == "LINE" and len(unit.text.split()) > len(words):
+        return [{"type": "WORD", "line": unit.line, "value": " ".join(w for _, w in words)}]
     return [unit.proof()]
 
 
