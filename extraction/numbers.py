@@ -156,10 +156,29 @@ def digit_word(token: str) -> int | None:
         return DIGIT_WORD_VALUES[word]
     if len(word) < 3 or not word.isalnum():
         return None
+    if (slip := _letter_slip(word)) is not None:
+        return slip
     best = process.extract(word, list(DIGIT_WORD_VALUES), scorer=fuzz.ratio, limit=2)
     if best and best[0][1] >= 80 and (len(best) < 2 or best[1][1] < best[0][1]):
         return DIGIT_WORD_VALUES[best[0][0]]
     return None
+
+
+# What faded print makes an OCR engine read for a letter of a digit word: a digit for the letter it looks like
+# ('CER0', 'D05'), a D for an O ('CERD', 'UND').
+_AS_LETTER = str.maketrans({"0": "O", "1": "I", "5": "S", "8": "B", "6": "G", "2": "Z"})
+
+
+def _letter_slip(word: str) -> int | None:
+    """The digit word a mostly-letter token reads as once its look-alike characters are read as the letters
+    they stand for; exact matches only (UNE, a party, is not UNO)."""
+    if sum(c.isalpha() for c in word) * 2 < len(word):
+        return None
+    letters = word.translate(_AS_LETTER)
+    if letters in DIGIT_WORD_VALUES:
+        return DIGIT_WORD_VALUES[letters]
+    found = {letters[:i] + "O" + letters[i + 1:] for i, c in enumerate(letters) if c == "D"} & DIGIT_WORD_VALUES.keys()
+    return DIGIT_WORD_VALUES[found.pop()] if len(found) == 1 else None
 
 
 def digit_words(token: str) -> list[int] | None:

@@ -90,9 +90,9 @@ def token_kind(text: str) -> str:
         return "rule"  # a leader ('........', '-----', '___') or a separator line between name and figures
     if _plain_digits(text) is not None:
         return "digits"
-    if any(c.isdigit() for c in core):
-        return "numeral"
-    return "word" if digit_words(core) is not None else ""
+    if digit_words(core) is not None:
+        return "word"  # 'CER0': a digit word with a digit read for a letter
+    return "numeral" if any(c.isdigit() for c in core) else ""
 
 
 def _digits(text: str) -> str:

@@ -345,3 +345,25 @@ def test_a_model_that_reads_only_the_page_images_is_not_asked_for_ocr_proofs(llm
     assert (doc.status, extraction.stop_reason) == ("passed", "passed")
     user = llm_env.bodies[0]["messages"][1]["content"]
     assert [p["type"] for p in user] == ["text", "image_url"] and DATA_OPEN not in json.dumps(user)
+
+
+def test_a_tally_strip_cut_over_three_pages_passes_and_its_truth_is_read_from_the_qr_on_its_last_page(
+        llm_env, tmp_path, monkeypatch):
+    from sheetgen.sampled import generate_sampled
+
+    monkeypatch.setenv("LLM_INPUT", "hybrid")  # the model also gets the pages: no QR on any of them
+    acta = generate_sampled(300007, "forms")  # a 58 mm strip, digits on one line and words on the next
+    assert acta.pages == 3 and acta.conventions.summary()["page"] == "strip-58"
+    path = tmp_path / "strip.pdf"
+    path.write_bytes(acta.pdf_bytes)
+    llm_env.script(model(acta.printed))
+
+    doc = process(path)
+
+    extraction = only_extraction(doc)
+    assert (doc.status, extraction.stop_reason, doc.page_count) == ("passed", "passed", 3)
+    assert doc.truth and doc.truth["counts"] == [row["votes"] for row in acta.printed["rows"]]
+    sent = [p["image_url"]["url"] for p in llm_env.bodies[0]["messages"][1]["content"] if p["type"] == "image_url"]
+    assert len(sent) == 3
+    for url in sent:
+        assert decode_qr(Image.open(io.BytesIO(base64.b64decode(url.split(",", 1)[1])))) is None

@@ -29,10 +29,12 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field, replace
 from statistics import median
 
+from extraction.numbers import digit_words
 from extraction.ocr.geometry import Box
 
-__all__ = ["RULE_GLYPHS", "Box", "GridCell", "char_width", "estimate_skew", "median_height", "refine_rows",
-           "skew_of_quads", "split_gutters", "split_spanning_cells", "text_lines", "visual_rows", "words_in_cells"]
+__all__ = ["RULE_GLYPHS", "Box", "GridCell", "char_width", "estimate_skew", "median_height", "reading_order",
+           "refine_rows", "skew_of_quads", "split_gutters", "split_spanning_cells", "text_lines", "visual_rows",
+           "words_in_cells"]
 
 # Two words sit on one row when their vertical centres are less than 0.4 of the taller height apart.
 # Words of one row are level within about a third of the taller one's height (a small word on a big
@@ -232,6 +234,95 @@ def text_lines(boxes: Sequence[Box], texts: Sequence[str], sources: Sequence[obj
     for row in visual_rows(boxes, skew=skew):
         lines += split_gutters(row, boxes, texts, sources, scanned=scanned)
     return lines
+
+
+# ------------------------------------------------------------------------------------- reading order
+
+# Columns of text, or of printed items flowed over a page, are each at least this many characters wide and of
+# like widths (the narrower at least COLUMN_LIKENESS of the wider): a form's narrow label and value columns
+# ("Name: John") and a table's column of prices beside its descriptions are read row by row instead.
+MIN_COLUMN_CHARS = 12
+COLUMN_LIKENESS = 0.5
+# Bands narrower than this share of a text height are not gaps between rows (boxes touch, ascenders).
+MIN_BAND_HEIGHTS = 0.25
+
+
+def reading_order(boxes: Sequence[Box], texts: Sequence[str] | None = None, *, skew: float = 0.0) -> list[int]:
+    """Indices of `boxes` (lines, or tables, of one page of `width`) in reading order, by recursive XY-cut.
+
+    At each level the widest empty band wins: a horizontal band splits top from bottom, a vertical one splits
+    columns (left first). A vertical band only beats a horizontal one when it separates columns: both sides at
+    least MIN_COLUMN_CHARS wide and alike in width, both holding text, not numbers alone (a column of figures
+    beside their names is a table's, read row by row with them). Every width is the text's own (characters),
+    never the page's, so blank space around the print changes nothing. What no band separates is read row by row
+    (`visual_rows`), each row left to right. The page's skew is taken out first (`skew`, dy per dx), so a
+    turned scan still shows its bands.
+    """
+    _measured(boxes)
+    if not boxes:
+        return []
+    level = [Box(b.x0, b.y0 - skew * b.cx, b.x1, b.y1 - skew * b.cx) for b in boxes]
+    heights = sorted(b.height for b in level if b.height > 0)
+    min_gap = MIN_BAND_HEIGHTS * heights[len(heights) // 2] if heights else 0.0
+    numbers = [_numbers_only(t) for t in texts] if texts is not None else [False] * len(boxes)
+    chars = [b.width / len(t) for b, t in zip(boxes, texts or (), strict=False) if t and "\n" not in t and b.width > 0]
+    char = median(chars) if chars else 0.5 * (heights[len(heights) // 2] if heights else 0.0)
+    out: list[int] = []
+    stack = [list(range(len(level)))]  # a stack, not recursion: a dense page may hold 1000+ lines
+    while stack:
+        idx = stack.pop()
+        parts = _xy_split(idx, level, numbers, min_gap, MIN_COLUMN_CHARS * char)
+        if parts is None:
+            out += idx
+        else:
+            stack += [parts[1], parts[0]]
+    return out
+
+
+def _numbers_only(text: str) -> bool:
+    """A line of figures alone: every word a number, a digit word or punctuation."""
+    words = [w for w in text.split() if any(c.isalnum() for c in w)]
+    return bool(words) and all(any(c.isdigit() for c in w) or digit_words(w) is not None for w in words)
+
+
+def _xy_split(idx: list[int], boxes: Sequence[Box], numbers: Sequence[bool], min_gap: float,
+              min_col: float) -> tuple[list[int], list[int]] | None:
+    """Split at the widest band (top/bottom or left/right); None when `idx` is final, sorted in place."""
+    if len(idx) <= 1:
+        return None
+    h_cut = _widest_gap([(boxes[i].y0, boxes[i].y1) for i in idx])
+    v_cut = _widest_gap([(boxes[i].x0, boxes[i].x1) for i in idx])
+    h_width = h_cut[1] - h_cut[0] if h_cut else 0.0
+    v_width = v_cut[1] - v_cut[0] if v_cut else 0.0
+    columns = v_cut is not None and _columns(idx, boxes, numbers, v_cut[0], min_col)
+    if h_width >= min_gap and not (columns and v_width > h_width):
+        first = [i for i in idx if boxes[i].y1 <= h_cut[0]]  # type: ignore[index]
+    elif columns and v_width >= min_gap:
+        first = [i for i in idx if boxes[i].x1 <= v_cut[0]]  # type: ignore[index]
+    else:  # rows too close for a band between them: read row by row, each left to right
+        idx[:] = [idx[k] for row in visual_rows([boxes[i] for i in idx], skew=0.0) for k in row]
+        return None
+    chosen = set(first)
+    return first, [i for i in idx if i not in chosen]
+
+
+def _columns(idx: list[int], boxes: Sequence[Box], numbers: Sequence[bool], cut: float, min_col: float) -> bool:
+    sides = ([i for i in idx if boxes[i].x1 <= cut], [i for i in idx if boxes[i].x1 > cut])
+    widths = [max(boxes[i].x1 for i in s) - min(boxes[i].x0 for i in s) for s in sides]
+    return (min(widths) >= min_col and min(widths) >= COLUMN_LIKENESS * max(widths)
+            and not any(all(numbers[i] for i in s) for s in sides))
+
+
+def _widest_gap(spans: list[tuple[float, float]]) -> tuple[float, float] | None:
+    """The widest empty interval between the projected spans, as (start, end), or None."""
+    spans = sorted(spans)
+    best: tuple[float, float] | None = None
+    reach = spans[0][1]
+    for start, end in spans[1:]:
+        if start > reach and (best is None or start - reach > best[1] - best[0]):
+            best = (reach, start)
+        reach = max(reach, end)
+    return best
 
 
 # --------------------------------------------------------------------------------------------- tables

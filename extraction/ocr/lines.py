@@ -1,20 +1,23 @@
 """PAGE > LINE > WORD blocks from an engine's words, with lines rebuilt from word geometry (pure).
 
 Every local engine (pdf-text, RapidOCR, Tesseract) hands its words here and gets the same kind of LINE:
-a run of words on one visual row, cut at column gutters (see layout.text_lines). The engine's word boxes,
-texts and confidences are kept as they are; what an engine said about its own lines is kept where it
+a run of words on one visual row, cut at column gutters (see layout.text_lines), the lines in reading order
+(columns one after the other, layout.reading_order). The engine's word boxes, texts and confidences are kept
+as they are, but for a leader read into a word ('TUPAMARO---1'), which splits it (`split_leaders`); what an
+engine said about its own lines is kept where it
 still fits: a line's confidence is its engine line's (the lowest, when a rebuilt line joins several), and
 its polygon is the engine line's, or the piece of it under the words when the line was cut at a gutter.
 """
 
 from __future__ import annotations
 
+import re
 from collections.abc import Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 from extraction.ocr.blocks import BBox, BlockType, OcrBlock
-from extraction.ocr.geometry import PageSize, box_of, points_of
-from extraction.ocr.layout import skew_of_quads, text_lines
+from extraction.ocr.geometry import Box, PageSize, box_of, points_of
+from extraction.ocr.layout import estimate_skew, reading_order, skew_of_quads, text_lines
 
 
 @dataclass(frozen=True)
@@ -34,7 +37,7 @@ class EngineLine:
 @dataclass
 class PageLines:
     blocks: list[OcrBlock]  # PAGE, then each LINE followed by its WORDs, in reading order
-    word_ids: list[str]  # the WORD block id of each input word, in input order
+    word_ids: list[str]  # the WORD block id of each input word, in input order (its first part's, if split)
 
 
 def build_page_lines(number: int, words: Sequence[EngineWord], *, size: PageSize,
@@ -49,11 +52,25 @@ def build_page_lines(number: int, words: Sequence[EngineWord], *, size: PageSize
     page_block = OcrBlock(id=f"{prefix}-page", type=BlockType.PAGE, page=number, text="",
                           bbox=BBox(0.0, 0.0, 1.0, 1.0), order=0, page_size=size)
     blocks = [page_block]
+    given, origin = words, []
+    words = []
+    for index, word in enumerate(given):
+        pieces = split_leaders(word)
+        words += pieces
+        origin += [index] * len(pieces)
     word_ids = [""] * len(words)
-    lines = text_lines([box_of(w.bbox, size) for w in words], [w.text for w in words], [w.line for w in words],
-                       scanned=scanned, skew=skew_of_quads([points_of(line.polygon, size) for line in engine_lines]))
+    boxes = [box_of(w.bbox, size) for w in words]
+    skew = skew_of_quads([points_of(line.polygon, size) for line in engine_lines])
+    if skew is None:
+        skew = estimate_skew(boxes)
+    lines = text_lines(boxes, [w.text for w in words], [w.line for w in words], scanned=scanned, skew=skew)
     if keep_engine_order:
         lines.sort(key=min)
+    elif lines:
+        # Columns of text read one after the other, not row by row across the page (layout.reading_order).
+        order = reading_order([Box.enclosing(boxes[i] for i in line) for line in lines],
+                              [" ".join(words[i].text for i in line) for line in lines], skew=skew)
+        lines = [lines[k] for k in order]
     word_count = 0
     members: dict[int, list[int]] = {}
     for index, word in enumerate(words):
@@ -71,7 +88,7 @@ def build_page_lines(number: int, words: Sequence[EngineWord], *, size: PageSize
                 box = BBox.enclosing([w.bbox for w in chosen])
                 polygon = part_of_quad(polygon, box.left, box.right)
         blocks.append(OcrBlock(
-            id=line_id, type=BlockType.LINE, page=number, text=" ".join(w.text for w in chosen),
+            id=line_id, type=BlockType.LINE, page=number, text=_line_text(line, words, origin),
             bbox=BBox.enclosing([w.bbox for w in chosen]), confidence=_line_confidence(chosen, engine_lines),
             parent=page_block.id, order=len(blocks), polygon=polygon, page_size=size,
         ))
@@ -81,7 +98,39 @@ def build_page_lines(number: int, words: Sequence[EngineWord], *, size: PageSize
             blocks.append(OcrBlock(id=word_ids[i], type=BlockType.WORD, page=number, text=words[i].text,
                                    bbox=words[i].bbox, confidence=words[i].confidence, parent=line_id,
                                    order=len(blocks), page_size=size))
-    return PageLines(blocks=blocks, word_ids=word_ids)
+    first: dict[int, str] = {}
+    for piece, index in enumerate(origin):
+        first.setdefault(index, word_ids[piece])
+    return PageLines(blocks=blocks, word_ids=[first[i] for i in range(len(given))])
+
+
+def _line_text(line: Sequence[int], words: Sequence[EngineWord], origin: Sequence[int]) -> str:
+    """A line's words joined by spaces, but for the parts of one engine word (split at a leader), which
+    read as the engine read them."""
+    out = ""
+    for k, i in enumerate(line):
+        glued = k > 0 and origin[i] == origin[line[k - 1]]
+        out += ("" if glued or k == 0 else " ") + words[i].text
+    return out
+
+
+# A leader between a name and its figures that the engine read into one word with them ('TUPAMARO---1',
+# '---006', 'PSUV........056'): three dots or more, or two dashes, underscores, equals signs or stars.
+_LEADER = re.compile(r"(\.{3,}|…+|-{2,}|_{2,}|={2,}|\*{2,})")
+
+
+def split_leaders(word: EngineWord) -> list[EngineWord]:
+    """A word the engine read with a leader run into it, as its parts (the leader its own word), each with
+    its share of the word's box by characters; any other word as it is."""
+    parts = [p for p in _LEADER.split(word.text) if p]
+    if len(parts) < 2:
+        return [word]
+    box, n, at, out = word.bbox, len(word.text), 0, []
+    for part in parts:
+        left = box.left + box.width * at / n
+        out.append(replace(word, text=part, bbox=BBox(left, box.top, box.width * len(part) / n, box.height)))
+        at += len(part)
+    return out
 
 
 def part_of_quad(quad: list[tuple[float, float]], left: float, right: float) -> list[tuple[float, float]] | None:

@@ -25,8 +25,9 @@ from dataclasses import replace
 from typing import Any
 
 from extraction.ocr.blocks import BBox, BlockType, OcrBlock, OcrError, OcrPage
-from extraction.ocr.geometry import Box, PageSize, block_box, box_of
+from extraction.ocr.geometry import PageSize, block_box, box_of
 from extraction.ocr.layout import estimate_skew, visual_rows
+from extraction.ocr.layout import reading_order as layout_reading_order
 
 _KEPT = {"PAGE", "LINE", "WORD", "TABLE", "CELL"}
 
@@ -185,7 +186,7 @@ def _page_blocks(number: int, raw: list[dict], by_id: dict[str, dict], size: Pag
         words_of.setdefault(w.parent or "", []).append(w)
 
     out: list[OcrBlock] = [page_block]
-    for unit in (units[i] for i in reading_order([u.bbox for u in units], size=size)):
+    for unit in (units[i] for i in reading_order([u.bbox for u in units], size=size, texts=[u.text for u in units])):
         if unit.type is BlockType.LINE:
             out += [unit, *words_of.get(unit.id, [])]
             continue
@@ -264,71 +265,6 @@ def _overlap_ratio(inner: BBox, outer: BBox) -> float:
 # --------------------------------------------------------------------------------------------- reading order
 
 
-def reading_order(bboxes: Sequence[BBox], *, size: PageSize, min_column_share: float = 0.2) -> list[int]:
-    """Indices of `bboxes` (fractions of a page of `size`) in reading order, by recursive XY-cut.
-
-    At each level the widest empty band wins: a horizontal band splits top from bottom, a vertical one splits
-    columns (left first). A vertical band only beats a horizontal one when both sides are at least
-    `min_column_share` of the page's width wide, so a form's narrow label and value columns stay
-    row-interleaved ("Name: John"); where no horizontal band is left, side-by-side snippets are read left to
-    right. Boxes that cannot be separated at all keep top-to-bottom, left-to-right order. Bands are compared
-    in the page's unit: a gap across the page and one down it are lengths of one scale.
-    """
-    if not bboxes:
-        return []
-    boxes = [box_of(b, size) for b in bboxes]
-    heights = sorted(b.height for b in boxes if b.height > 0) or [0.01 * size.height]
-    min_gap = heights[len(heights) // 2] * 0.25
-    min_column_width = min_column_share * size.width
-    out: list[int] = []
-    stack = [list(range(len(boxes)))]  # a stack, not recursion: a dense page may hold 1000+ lines
-    while stack:
-        idx = stack.pop()
-        parts = _xy_split(idx, boxes, min_gap, min_column_width)
-        if parts is None:
-            out += idx
-        else:
-            stack += [parts[1], parts[0]]
-    return out
-
-
-def _xy_split(
-    idx: list[int], boxes: Sequence[Box], min_gap: float, min_col: float
-) -> tuple[list[int], list[int]] | None:
-    """Split at the widest band (top/bottom or left/right); None when `idx` is final, sorted in place."""
-    if len(idx) <= 1:
-        return None
-    h_cut = _widest_gap([(boxes[i].y0, boxes[i].y1) for i in idx])
-    v_cut = _widest_gap([(boxes[i].x0, boxes[i].x1) for i in idx])
-    h_width = h_cut[1] - h_cut[0] if h_cut else 0.0
-    v_width = v_cut[1] - v_cut[0] if v_cut else 0.0
-    columns = v_cut is not None and _both_wide(idx, boxes, v_cut[0], min_col)
-    if h_width >= min_gap and not (columns and v_width > h_width):
-        first = [i for i in idx if boxes[i].y1 <= h_cut[0]]  # type: ignore[index]
-    elif v_width >= min_gap:  # real columns, or side-by-side snippets that share every row
-        first = [i for i in idx if boxes[i].x1 <= v_cut[0]]  # type: ignore[index]
-    else:
-        # tops within a quarter of a text height of each other read as one row, left to right
-        idx.sort(key=lambda i: (round(boxes[i].y0 / min_gap) if min_gap > 0 else boxes[i].y0, boxes[i].x0))
-        return None
-    chosen = set(first)
-    return first, [i for i in idx if i not in chosen]
-
-
-def _both_wide(idx: list[int], boxes: Sequence[Box], cut: float, min_col: float) -> bool:
-    sides = ([i for i in idx if boxes[i].x1 <= cut], [i for i in idx if boxes[i].x1 > cut])
-    return all(max(boxes[i].x1 for i in s) - min(boxes[i].x0 for i in s) >= min_col for s in sides)
-
-
-def _widest_gap(spans: list[tuple[float, float]]) -> tuple[float, float] | None:
-    """The widest empty interval between the projected spans, as (start, end), or None."""
-    spans = sorted(spans)
-    best: tuple[float, float] | None = None
-    reach = spans[0][1]
-    for start, end in spans[1:]:
-        if start > reach and (best is None or start - reach > best[1] - best[0]):
-            best = (reach, start)
-        reach = max(reach, end)
-    return best
-
-
+def reading_order(bboxes: Sequence[BBox], *, size: PageSize, texts: Sequence[str] | None = None) -> list[int]:
+    """Indices of `bboxes` (fractions of a page of `size`) in reading order (`layout.reading_order`)."""
+    return layout_reading_order([box_of(b, size) for b in bboxes], texts)

@@ -291,17 +291,18 @@ def _page_images(*, document: Document, doctype) -> dict[int, Any]:
 
 
 def _record_truth(*, document: Document, doctype) -> None:
-    """Keep the truth the first page states about itself (the acta's QR) for scoring; never shown to the model."""
+    """Keep the truth a page states about the document (the acta's QR) for scoring; never shown to the model.
+    The first page that states one: a tally sheet printed on a roll prints its QR on its last page."""
     from extraction.storage import local_path
 
-    page = document.pages.order_by("number").first()
-    if page is None:
-        return
-    with local_path(page.image.name) as path:
-        try:
-            truth = doctype.page_truth(path)
-        except ValueError as err:
-            log.info("document %s: the page states a truth that is not a %s's: %s", document.id, doctype.name, err)
+    for page in document.pages.order_by("number"):
+        with local_path(page.image.name) as path:
+            try:
+                truth = doctype.page_truth(path)
+            except ValueError as err:
+                log.info("document %s: page %s states a truth that is not a %s's: %s", document.id, page.number,
+                         doctype.name, err)
+                return
+        if truth:
+            Document.objects.filter(pk=document.pk).update(truth=truth)
             return
-    if truth:
-        Document.objects.filter(pk=document.pk).update(truth=truth)
