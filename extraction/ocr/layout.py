@@ -32,7 +32,8 @@ from statistics import median
 from extraction.numbers import digit_words
 from extraction.ocr.geometry import Box
 
-__all__ = ["RULE_GLYPHS", "Box", "GridCell", "char_width", "estimate_skew", "median_height", "reading_order",
+__all__ = ["RULE_GLYPHS", "Box", "GridCell", "char_width", "estimate_skew", "median_height", "numbers_only",
+           "reading_order",
            "refine_rows", "skew_of_quads", "split_gutters", "split_spanning_cells", "text_lines", "visual_rows",
            "words_in_cells"]
 
@@ -253,7 +254,8 @@ def reading_order(boxes: Sequence[Box], texts: Sequence[str] | None = None, *, s
     At each level the widest empty band wins: a horizontal band splits top from bottom, a vertical one splits
     columns (left first). A vertical band only beats a horizontal one when it separates columns: both sides at
     least MIN_COLUMN_CHARS wide and alike in width, both holding text, not numbers alone (a column of figures
-    beside their names is a table's, read row by row with them). Every width is the text's own (characters),
+    beside their names is a table's, read row by row with them); it wins unless the horizontal band is both
+    wider and at least a text height high (a section break, not a gap between rows). Every width is the text's own (characters),
     never the page's, so blank space around the print changes nothing. What no band separates is read row by row
     (`visual_rows`), each row left to right. The page's skew is taken out first (`skew`, dy per dx), so a
     turned scan still shows its bands.
@@ -264,7 +266,7 @@ def reading_order(boxes: Sequence[Box], texts: Sequence[str] | None = None, *, s
     level = [Box(b.x0, b.y0 - skew * b.cx, b.x1, b.y1 - skew * b.cx) for b in boxes]
     heights = sorted(b.height for b in level if b.height > 0)
     min_gap = MIN_BAND_HEIGHTS * heights[len(heights) // 2] if heights else 0.0
-    numbers = [_numbers_only(t) for t in texts] if texts is not None else [False] * len(boxes)
+    numbers = [numbers_only(t) for t in texts] if texts is not None else [False] * len(boxes)
     chars = [b.width / len(t) for b, t in zip(boxes, texts or (), strict=False) if t and "\n" not in t and b.width > 0]
     char = median(chars) if chars else 0.5 * (heights[len(heights) // 2] if heights else 0.0)
     out: list[int] = []
@@ -279,7 +281,7 @@ def reading_order(boxes: Sequence[Box], texts: Sequence[str] | None = None, *, s
     return out
 
 
-def _numbers_only(text: str) -> bool:
+def numbers_only(text: str) -> bool:
     """A line of figures alone: every word a number, a digit word or punctuation."""
     words = [w for w in text.split() if any(c.isalnum() for c in w)]
     return bool(words) and all(any(c.isdigit() for c in w) or digit_words(w) is not None for w in words)
@@ -291,11 +293,16 @@ def _xy_split(idx: list[int], boxes: Sequence[Box], numbers: Sequence[bool], min
     if len(idx) <= 1:
         return None
     h_cut = _widest_gap([(boxes[i].y0, boxes[i].y1) for i in idx])
-    v_cut = _widest_gap([(boxes[i].x0, boxes[i].x1) for i in idx])
+    # the widest vertical band that separates columns (a wider one may lie inside a column: between names
+    # and their figures set at its right edge)
+    v_cut = next((gap for gap in _gaps([(boxes[i].x0, boxes[i].x1) for i in idx])
+                  if _columns(idx, boxes, numbers, gap[0], min_col)), None)
     h_width = h_cut[1] - h_cut[0] if h_cut else 0.0
     v_width = v_cut[1] - v_cut[0] if v_cut else 0.0
-    columns = v_cut is not None and _columns(idx, boxes, numbers, v_cut[0], min_col)
-    if h_width >= min_gap and not (columns and v_width > h_width):
+    columns = v_cut is not None
+    # Columns are read one after the other unless a band across them is wider than their gutter and at least a
+    # blank line high (sections, one above the other); narrower bands are the gaps between rows.
+    if h_width >= min_gap and not (columns and (v_width > h_width or h_width < min_gap / MIN_BAND_HEIGHTS)):
         first = [i for i in idx if boxes[i].y1 <= h_cut[0]]  # type: ignore[index]
     elif columns and v_width >= min_gap:
         first = [i for i in idx if boxes[i].x1 <= v_cut[0]]  # type: ignore[index]
@@ -313,16 +320,22 @@ def _columns(idx: list[int], boxes: Sequence[Box], numbers: Sequence[bool], cut:
             and not any(all(numbers[i] for i in s) for s in sides))
 
 
-def _widest_gap(spans: list[tuple[float, float]]) -> tuple[float, float] | None:
-    """The widest empty interval between the projected spans, as (start, end), or None."""
+def _gaps(spans: list[tuple[float, float]]) -> list[tuple[float, float]]:
+    """The empty intervals between the projected spans, as (start, end), widest first."""
     spans = sorted(spans)
-    best: tuple[float, float] | None = None
+    gaps = []
     reach = spans[0][1]
     for start, end in spans[1:]:
-        if start > reach and (best is None or start - reach > best[1] - best[0]):
-            best = (reach, start)
+        if start > reach:
+            gaps.append((reach, start))
         reach = max(reach, end)
-    return best
+    return sorted(gaps, key=lambda g: g[0] - g[1])
+
+
+def _widest_gap(spans: list[tuple[float, float]]) -> tuple[float, float] | None:
+    """The widest empty interval between the projected spans, as (start, end), or None."""
+    gaps = _gaps(spans)
+    return gaps[0] if gaps else None
 
 
 # --------------------------------------------------------------------------------------------- tables

@@ -18,7 +18,14 @@ import pymupdf
 
 from extraction.ocr.blocks import BBox, BlockType, OcrBlock, OcrError, OcrPage, SourceDocument
 from extraction.ocr.geometry import Box, PageSize
-from extraction.ocr.layout import GridCell, estimate_skew, refine_rows, split_spanning_cells, words_in_cells
+from extraction.ocr.layout import (
+    GridCell,
+    estimate_skew,
+    numbers_only,
+    refine_rows,
+    split_spanning_cells,
+    words_in_cells,
+)
 from extraction.ocr.lines import EngineWord, build_page_lines
 
 # A page needs this many letters/digits to count as born-digital ...
@@ -154,15 +161,43 @@ def _table_blocks(page: pymupdf.Page, number: int, page_id: str, words: list[tup
         table_boxes = [boxes[i] for i in inside]
         cells = _grid_cells(table)
         words_in_cells(cells, table_boxes)
-        refined = refine_rows(cells, _bands(table), table_boxes, skew=skew)
-        for cell in split_spanning_cells(refined, table_boxes, skew=skew):
+        refined = split_spanning_cells(refine_rows(cells, _bands(table), table_boxes, skew=skew), table_boxes, skew=skew)
+        texts = {id(cell): " ".join(words[inside[k]][4] for k in sorted(cell.words)) for cell in refined}
+        if _columns_of_items(refined, texts):
+            blocks.pop()  # not a table: its lines stay as they are
+            continue
+        for cell in refined:
             blocks.append(OcrBlock(
                 id=f"{table_id}-c{cell.row}.{cell.column}", type=BlockType.CELL, page=number,
-                text=" ".join(words[inside[k]][4] for k in sorted(cell.words)), bbox=normalize(cell.box),
+                text=texts[id(cell)], bbox=normalize(cell.box),
                 parent=table_id, order=first_order + len(blocks), row=cell.row, column=cell.column,
                 row_span=cell.row_span, column_span=cell.column_span, page_size=size,
             ))
     return blocks
+
+
+# A column whose cells turn from names to figures alone (or back) this often, row after row, pairs the lines of
+# flowed items with lines of others: at least TURNS turns, in at least TURN_SHARE of its cells.
+TURNS = 4
+TURN_SHARE = 1 / 3
+
+
+def _columns_of_items(cells: list[GridCell], texts: dict[int, str]) -> bool:
+    """Whether what the finder took for a table is columns of printed items side by side (a sheet's lines
+    flowed over two columns, its rows pairing lines of the one with lines of the other): a column of it turns,
+    row after row, between a name and figures alone (a party's name, its count on the next line, the next
+    party's name...), as no table of records does (each of its columns holds one kind of thing)."""
+    kinds: dict[int, list[tuple[int, bool]]] = {}
+    for cell in cells:
+        text = texts[id(cell)]
+        if any(c.isalnum() for c in text):
+            kinds.setdefault(cell.column, []).append((cell.row, numbers_only(text)))
+    for column in kinds.values():
+        column.sort()
+        turns = sum(a[1] != b[1] for a, b in zip(column, column[1:], strict=False))
+        if turns >= TURNS and turns >= TURN_SHARE * len(column):
+            return True
+    return False
 
 
 def _grid_cells(table: Any) -> list[GridCell]:

@@ -15,6 +15,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from extraction.ocr.blocks import BBox, OcrBlock, OcrError, OcrPage, PageImage, SourceDocument
+from extraction.ocr.enhance import stretch_lines_before_reading
 from extraction.ocr.geometry import PageSize
 from extraction.ocr.lines import EngineLine, EngineWord, build_page_lines
 from extraction.ocr.rapid_openvino import use_openvino
@@ -38,6 +39,11 @@ DEFAULT_REC_WORKERS = 1
 DEFAULT_RUNTIME = "openvino"
 DEFAULT_REC_PIXELS = 4096
 DEFAULT_EAST_ASIAN = False
+# Faded print (docs/BENCHMARKS.md, "Receipts, a type defined as data"): each line's contrast stretched before it
+# is read (extraction/ocr/enhance.py), and the detector keeping text regions it is less sure of (RapidOCR keeps
+# those whose mean probability is 0.5 or more): a lone quantity "1" or a faint price read on the real receipts.
+DEFAULT_LINE_CONTRAST = True
+DEFAULT_BOX_THRESH = 0.3
 RUNTIMES = ("onnxruntime", "openvino")
 
 
@@ -56,8 +62,8 @@ class RapidOcrEngine:
                  rec_workers: int = DEFAULT_REC_WORKERS,
                  page_workers: int = 1, lean: bool = True, text_score: float = 0.5,
                  runtime: str = DEFAULT_RUNTIME, rec_pixels: int = DEFAULT_REC_PIXELS,
-                 east_asian: bool = DEFAULT_EAST_ASIAN,
-                 params: dict[str, Any] | None = None) -> None:
+                 east_asian: bool = DEFAULT_EAST_ASIAN, line_contrast: bool = DEFAULT_LINE_CONTRAST,
+                 box_thresh: float = DEFAULT_BOX_THRESH, params: dict[str, Any] | None = None) -> None:
         """`threads`: threads that run the networks for a page (None: all cores); `det_limit`: the longest side, in
         pixels, the text detector sees (larger pages are scaled down for detection only: recognition
         reads the lines at full size; None: RapidOCR's own rule, which never scales a page down);
@@ -70,7 +76,9 @@ class RapidOcrEngine:
         OpenVINO cannot load) or "onnxruntime"; with OpenVINO, `rec_pixels`: the widest batch of lines (px,
         summed) run at once, and `east_asian`: whether the recogniser may read Chinese, Japanese and Korean
         characters (off, it reads Latin, Greek and Cyrillic script, digits and symbols, a third faster);
-        `params`: raw RapidOCR settings, applied last.
+        `line_contrast`: each line's contrast stretched before it is read (extraction/ocr/enhance.py);
+        `box_thresh`: the mean probability of text a detected region needs to be read (0-1, RapidOCR's 0.5
+        by default); `params`: raw RapidOCR settings, applied last.
 
         The defaults were measured (see DEFAULT_THREADS' comment).
         """
@@ -80,11 +88,14 @@ class RapidOcrEngine:
         _check_at_least(48, rec_pixels=rec_pixels)
         if runtime not in RUNTIMES:
             raise OcrError(f"runtime must be one of {', '.join(RUNTIMES)}, got {runtime!r}")
+        if isinstance(box_thresh, bool) or not isinstance(box_thresh, (int, float)) or not 0 < box_thresh < 1:
+            raise OcrError(f"box_thresh must be a number between 0 and 1, got {box_thresh!r}")
         settings: dict[str, Any] = {
             "Global.use_cls": False,  # pages are rendered upright; the angle classifier only costs time
             "Global.return_word_box": True,
             "Global.text_score": text_score,
             "Global.log_level": "warning",
+            "Det.box_thresh": float(box_thresh),
             "Rec.rec_batch_num": rec_batch,
             "Rec.rec_img_shape": [3, 48, rec_width],
         }
@@ -97,6 +108,7 @@ class RapidOcrEngine:
         self.runtime = runtime
         self.rec_pixels = rec_pixels
         self.east_asian = east_asian
+        self.line_contrast = line_contrast
         self.rec_workers = rec_workers
         self.page_workers = page_workers
         self.timings: dict[int, dict[str, float]] = {}  # page number -> seconds per step, for the bench
@@ -105,7 +117,7 @@ class RapidOcrEngine:
     def _engine(self) -> Any:
         if self._ocr is None:  # model loading is slow: once per engine, shared by equal settings
             key = repr((sorted(self._settings.items()), self.det_limit, self.rec_workers, self.lean_sessions,
-                        self.runtime, self.rec_pixels, self.east_asian))
+                        self.runtime, self.rec_pixels, self.east_asian, self.line_contrast))
             if key not in _LOADED:
                 from rapidocr import RapidOCR
 
@@ -117,6 +129,8 @@ class RapidOcrEngine:
                     ocr, threads=threads, rec_pixels=self.rec_pixels, east_asian=self.east_asian)
                 if not on_openvino and self.lean_sessions:
                     lean_sessions(ocr, threads=threads)
+                if self.line_contrast:
+                    stretch_lines_before_reading(ocr._load_rec_model())  # noqa: SLF001
                 if self.rec_workers > 1:
                     split_recognition(ocr, workers=self.rec_workers)
                 _LOADED[key] = ocr

@@ -80,3 +80,22 @@ def test_a_line_reads_a_split_word_as_the_engine_read_it():
     assert line.text == "PSUV.......056 CERO"
     assert [b.text for b in built.blocks if b.type is BlockType.WORD] == ["PSUV", ".......", "056", "CERO"]
     assert built.word_ids == ["p1-w1", "p1-w4"]
+
+
+def test_columns_of_printed_items_the_table_finder_took_for_a_table_stay_lines_and_a_real_table_stays_a_table():
+    import pymupdf
+
+    from extraction.ocr.pdf_text import read_pdf_page
+    from sheetgen.generate import generate_acta
+    from sheetgen.sampled import generate_sampled
+
+    flowed = generate_sampled(300023, "forms")  # A4 landscape, items flowed over two columns under rules of '*'
+    with pymupdf.open(stream=flowed.pdf_bytes, filetype="pdf") as doc:
+        assert doc[0].find_tables().tables  # the finder's guess
+        page = read_pdf_page(doc[0], 1)
+    assert not [b for b in page.blocks if b.type is BlockType.TABLE]
+    lines = [b.text for b in page.blocks if b.type is BlockType.LINE]
+    assert lines.index("PSUV") < lines.index("PCV") < lines.index("EV")  # down the left column first
+    with pymupdf.open(stream=generate_acta(seed=3).pdf_bytes, filetype="pdf") as doc:
+        page = read_pdf_page(doc[0], 1)
+    assert [b for b in page.blocks if b.type is BlockType.TABLE]
