@@ -146,7 +146,6 @@ def lay_out(style: Style, counts: Sequence[int], null_votes: int, code: str) -> 
               *zip(TOTAL_KEYS, (valid, null_votes, valid + null_votes), strict=True)]
     label_chars = max(len(TOTAL_LABELS.get(k, k)) for k, _ in values) + 2
     figures_at = label_chars * s.advance * s.size
-    block_width = figures_at + 30 * s.advance * s.size + 6 * s.comb_pitch * s.size
     _, end = setter.put("ACTA", 0.0, 0.0)
     code_word, _ = setter.put(code, end + space, 0.0)
     candidate_of = {p: c for c, parties in CANDIDATES for p in parties}
@@ -156,9 +155,12 @@ def lay_out(style: Style, counts: Sequence[int], null_votes: int, code: str) -> 
     items: list[Item] = []
     cuts: list[float] = []
     y_of_block = [2 * line, 2 * line]
+    gutter = 6 * s.advance * s.size  # two blocks side by side: a gutter wider than a number's word spaces
     for k, (key, votes) in enumerate(values):
         block = 0 if k < half else 1
-        x0 = block * (block_width + 4 * space)
+        if k == half and block == 1:
+            block_x = max(w.x1 for w in setter.words[code_word + 1:]) + gutter
+        x0 = block_x if block == 1 else 0.0
         y = y_of_block[block]
         candidate = candidate_of.get(key)
         first_of_candidate = candidate is not None and (k == 0 or candidate_of.get(values[k - 1][0]) != candidate)

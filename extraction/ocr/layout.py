@@ -32,10 +32,11 @@ from statistics import median
 from extraction.numbers import digit_words
 from extraction.ocr.geometry import Box
 
-__all__ = ["RULE_GLYPHS", "Box", "GridCell", "char_width", "estimate_skew", "median_height", "numbers_only",
-           "reading_order",
-           "refine_rows", "skew_of_quads", "split_gutters", "split_spanning_cells", "text_lines", "visual_rows",
-           "words_in_cells"]
+__all__ = [
+    "ITEM_TURNS", "ITEM_TURN_SHARE", "RULE_GLYPHS", "Box", "GridCell", "char_width", "estimate_skew", "median_height",
+    "numbers_only", "reading_order", "refine_rows", "skew_of_quads", "split_gutters", "split_spanning_cells",
+    "text_lines", "visual_rows", "words_in_cells",
+]
 
 # Two words sit on one row when their vertical centres are less than 0.4 of the taller height apart.
 # Words of one row are level within about a third of the taller one's height (a small word on a big
@@ -240,44 +241,60 @@ def text_lines(boxes: Sequence[Box], texts: Sequence[str], sources: Sequence[obj
 # ------------------------------------------------------------------------------------- reading order
 
 # Columns of text, or of printed items flowed over a page, are each at least this many characters wide and of
-# like widths (the narrower at least COLUMN_LIKENESS of the wider): a form's narrow label and value columns
-# ("Name: John") and a table's column of prices beside its descriptions are read row by row instead.
+# like widths (the narrower at least COLUMN_LIKENESS of the wider); a column of items holds MIN_COLUMN_LINES.
 MIN_COLUMN_CHARS = 12
 COLUMN_LIKENESS = 0.5
-# Bands narrower than this share of a text height are not gaps between rows (boxes touch, ascenders).
-MIN_BAND_HEIGHTS = 0.25
+MIN_COLUMN_LINES = 8
+# A gutter between columns is a few characters wide; a wider gap inside the print is the space between labels
+# and the values set far to their right (a form's totals, figures at a column's right edge).
+MAX_GUTTER_CHARS = 8
+# Printed items flowed over columns turn from a name to figures alone (or back) row after row: at least
+# ITEM_TURNS turns, in at least ITEM_TURN_SHARE of a column's rows (an item printed over two or three lines).
+ITEM_TURNS = 4
+ITEM_TURN_SHARE = 1 / 3
+# Running text fills its column: most lines (PROSE_SHARE) are at least PROSE_FILL of its width.
+PROSE_FILL = 0.6
+PROSE_SHARE = 0.75
+MIN_PROSE_LINES = 3
+# A gutter may have titles, rules or signatures running across it above or below the columns: at most this
+# share of the lines.
+ACROSS_SHARE = 0.25
+# A band across the whole print at least this many text heights high is a section break, not a gap between rows.
+SECTION_HEIGHTS = 1.0
 
 
 def reading_order(boxes: Sequence[Box], texts: Sequence[str] | None = None, *, skew: float = 0.0) -> list[int]:
-    """Indices of `boxes` (lines, or tables, of one page of `width`) in reading order, by recursive XY-cut.
+    """Indices of `boxes` (the lines, or tables, of one page) in reading order.
 
-    At each level the widest empty band wins: a horizontal band splits top from bottom, a vertical one splits
-    columns (left first). A vertical band only beats a horizontal one when it separates columns: both sides at
-    least MIN_COLUMN_CHARS wide and alike in width, both holding text, not numbers alone (a column of figures
-    beside their names is a table's, read row by row with them); it wins unless the horizontal band is both
-    wider and at least a text height high (a section break, not a gap between rows). Every width is the text's own (characters),
-    never the page's, so blank space around the print changes nothing. What no band separates is read row by row
-    (`visual_rows`), each row left to right. The page's skew is taken out first (`skew`, dy per dx), so a
-    turned scan still shows its bands.
+    The page is cut into columns where a gutter runs down it (`_columns`: a narrow band between two sides alike
+    in width, each a column of printed items, not a table's columns; titles or signatures across it above or
+    below the columns read before or after them), else into sections where a band at least SECTION_HEIGHTS of text
+    high runs across all of it; each part is read the same way, one after the other, left or top first.
+    Anything else is read row by row (`visual_rows`), each row left to right: a form's labels with the values
+    beside them, a table's names with their figures. Every width and height is the text's own (characters,
+    text heights), never the page's, so blank space around the print changes nothing; the page's skew (`skew`,
+    dy per dx) is taken out first, so a turned scan still shows its bands.
     """
     _measured(boxes)
     if not boxes:
         return []
     level = [Box(b.x0, b.y0 - skew * b.cx, b.x1, b.y1 - skew * b.cx) for b in boxes]
     heights = sorted(b.height for b in level if b.height > 0)
-    min_gap = MIN_BAND_HEIGHTS * heights[len(heights) // 2] if heights else 0.0
-    numbers = [numbers_only(t) for t in texts] if texts is not None else [False] * len(boxes)
+    height = heights[len(heights) // 2] if heights else 0.0
     chars = [b.width / len(t) for b, t in zip(boxes, texts or (), strict=False) if t and "\n" not in t and b.width > 0]
-    char = median(chars) if chars else 0.5 * (heights[len(heights) // 2] if heights else 0.0)
+    char = median(chars) if chars else 0.5 * height
+    figures = [numbers_only(t) for t in texts] if texts is not None else [False] * len(boxes)
     out: list[int] = []
     stack = [list(range(len(level)))]  # a stack, not recursion: a dense page may hold 1000+ lines
     while stack:
         idx = stack.pop()
-        parts = _xy_split(idx, level, numbers, min_gap, MIN_COLUMN_CHARS * char)
-        if parts is None:
-            out += idx
+        parts = _columns(idx, level, figures, char)
+        if len(parts) == 1:
+            parts = _sections(idx, level, SECTION_HEIGHTS * height)
+        if len(parts) == 1:
+            out += [idx[k] for row in visual_rows([level[i] for i in idx], skew=0.0) for k in row]
         else:
-            stack += [parts[1], parts[0]]
+            stack += reversed(parts)
     return out
 
 
@@ -287,55 +304,76 @@ def numbers_only(text: str) -> bool:
     return bool(words) and all(any(c.isdigit() for c in w) or digit_words(w) is not None for w in words)
 
 
-def _xy_split(idx: list[int], boxes: Sequence[Box], numbers: Sequence[bool], min_gap: float,
-              min_col: float) -> tuple[list[int], list[int]] | None:
-    """Split at the widest band (top/bottom or left/right); None when `idx` is final, sorted in place."""
-    if len(idx) <= 1:
-        return None
-    h_cut = _widest_gap([(boxes[i].y0, boxes[i].y1) for i in idx])
-    # the widest vertical band that separates columns (a wider one may lie inside a column: between names
-    # and their figures set at its right edge)
-    v_cut = next((gap for gap in _gaps([(boxes[i].x0, boxes[i].x1) for i in idx])
-                  if _columns(idx, boxes, numbers, gap[0], min_col)), None)
-    h_width = h_cut[1] - h_cut[0] if h_cut else 0.0
-    v_width = v_cut[1] - v_cut[0] if v_cut else 0.0
-    columns = v_cut is not None
-    # Columns are read one after the other unless a band across them is wider than their gutter and at least a
-    # blank line high (sections, one above the other); narrower bands are the gaps between rows.
-    if h_width >= min_gap and not (columns and (v_width > h_width or h_width < min_gap / MIN_BAND_HEIGHTS)):
-        first = [i for i in idx if boxes[i].y1 <= h_cut[0]]  # type: ignore[index]
-    elif columns and v_width >= min_gap:
-        first = [i for i in idx if boxes[i].x1 <= v_cut[0]]  # type: ignore[index]
-    else:  # rows too close for a band between them: read row by row, each left to right
-        idx[:] = [idx[k] for row in visual_rows([boxes[i] for i in idx], skew=0.0) for k in row]
-        return None
-    chosen = set(first)
-    return first, [i for i in idx if i not in chosen]
+def _sections(idx: list[int], boxes: Sequence[Box], min_band: float) -> list[list[int]]:
+    """`idx` cut where a band at least `min_band` high runs across all of it, top first."""
+    order = sorted(idx, key=lambda i: boxes[i].y0)
+    parts, reach = [[order[0]]], boxes[order[0]].y1
+    for i in order[1:]:
+        if min_band > 0 and boxes[i].y0 - reach >= min_band:
+            parts.append([])
+        parts[-1].append(i)
+        reach = max(reach, boxes[i].y1)
+    return parts
 
 
-def _columns(idx: list[int], boxes: Sequence[Box], numbers: Sequence[bool], cut: float, min_col: float) -> bool:
-    sides = ([i for i in idx if boxes[i].x1 <= cut], [i for i in idx if boxes[i].x1 > cut])
-    widths = [max(boxes[i].x1 for i in s) - min(boxes[i].x0 for i in s) for s in sides]
-    return (min(widths) >= min_col and min(widths) >= COLUMN_LIKENESS * max(widths)
-            and not any(all(numbers[i] for i in s) for s in sides))
+def _columns(idx: list[int], boxes: Sequence[Box], figures: Sequence[bool], char: float) -> list[list[int]]:
+    """`idx` cut at the widest gutter that separates columns, left first; whole when none does (a wider gap may
+    lie inside a column: between names and their figures set at its right edge). Lines running across the
+    gutter above or below the columns (a title, a rule, signatures under both) are read before or after them."""
+    if len(idx) < 2 * MIN_PROSE_LINES:
+        return [idx]
+    for start, end in _thin_bands(idx, boxes, ACROSS_SHARE * len(idx)):
+        if end - start > MAX_GUTTER_CHARS * char:
+            continue
+        across = sorted(boxes[i].cy for i in idx if boxes[i].x0 < end and boxes[i].x1 > start)
+        # the lines between two that run across the gutter, the longest such stretch
+        edges = [float("-inf"), *across, float("inf")]
+        top, bottom = max(zip(edges, edges[1:], strict=False),
+                          key=lambda e: sum(e[0] < boxes[i].cy < e[1] for i in idx))
+        inside = [i for i in idx if top < boxes[i].cy < bottom]
+        sides = [i for i in inside if boxes[i].x1 <= start], [i for i in inside if boxes[i].x1 > start]
+        if not all(_is_column(side, boxes, figures, char) for side in sides):
+            continue
+        widths = [max(boxes[i].x1 for i in side) - min(boxes[i].x0 for i in side) for side in sides]
+        if min(widths) < COLUMN_LIKENESS * max(widths):
+            continue
+        above = [i for i in idx if boxes[i].cy <= top]
+        below = [i for i in idx if boxes[i].cy >= bottom]
+        return [part for part in (above, *sides, below) if part]
+    return [idx]
 
 
-def _gaps(spans: list[tuple[float, float]]) -> list[tuple[float, float]]:
-    """The empty intervals between the projected spans, as (start, end), widest first."""
-    spans = sorted(spans)
-    gaps = []
-    reach = spans[0][1]
-    for start, end in spans[1:]:
-        if start > reach:
-            gaps.append((reach, start))
-        reach = max(reach, end)
-    return sorted(gaps, key=lambda g: g[0] - g[1])
+def _thin_bands(idx: list[int], boxes: Sequence[Box], most: float) -> list[tuple[float, float]]:
+    """The x intervals that at most `most` of the lines run across (and lines on both sides), widest first."""
+    events = sorted([(boxes[i].x0, 1) for i in idx] + [(boxes[i].x1, -1) for i in idx])
+    bands, depth, opened = [], 0, None
+    left, right = events[0][0], events[-1][0]
+    for x, step in events:
+        if depth <= most and opened is not None and x > opened and left < opened:
+            bands.append((opened, x))
+        depth += step
+        opened = x if depth <= most else None
+    return sorted((b for b in bands if b[1] < right), key=lambda b: b[0] - b[1])
 
 
-def _widest_gap(spans: list[tuple[float, float]]) -> tuple[float, float] | None:
-    """The widest empty interval between the projected spans, as (start, end), or None."""
-    gaps = _gaps(spans)
-    return gaps[0] if gaps else None
+def _is_column(side: list[int], boxes: Sequence[Box], figures: Sequence[bool], char: float) -> bool:
+    """Whether lines on one side of a gutter are a column: of running text (most of its lines fill its width),
+    or of printed items (turning row after row between a name and figures alone: an item over two lines or
+    more, the next item's name...), as the columns of a table never do (each holds one kind of thing, a row's
+    label beside its figures, and its cells leave most of the width blank)."""
+    if len(side) < MIN_PROSE_LINES:
+        return False
+    width = max(boxes[i].x1 for i in side) - min(boxes[i].x0 for i in side)
+    if width < MIN_COLUMN_CHARS * char:
+        return False
+    full = sum(boxes[i].width >= PROSE_FILL * width and not figures[i] for i in side)
+    if full >= PROSE_SHARE * len(side):
+        return True  # a column of running text: its lines fill its width
+    if len(side) < MIN_COLUMN_LINES:
+        return False
+    kinds = [all(figures[side[k]] for k in row) for row in visual_rows([boxes[i] for i in side], skew=0.0)]
+    turns = sum(a != b for a, b in zip(kinds, kinds[1:], strict=False))
+    return turns >= ITEM_TURNS and turns >= ITEM_TURN_SHARE * len(kinds)
 
 
 # --------------------------------------------------------------------------------------------- tables

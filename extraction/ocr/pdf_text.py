@@ -19,6 +19,8 @@ import pymupdf
 from extraction.ocr.blocks import BBox, BlockType, OcrBlock, OcrError, OcrPage, SourceDocument
 from extraction.ocr.geometry import Box, PageSize
 from extraction.ocr.layout import (
+    ITEM_TURN_SHARE,
+    ITEM_TURNS,
     GridCell,
     estimate_skew,
     numbers_only,
@@ -176,12 +178,6 @@ def _table_blocks(page: pymupdf.Page, number: int, page_id: str, words: list[tup
     return blocks
 
 
-# A column whose cells turn from names to figures alone (or back) this often, row after row, pairs the lines of
-# flowed items with lines of others: at least TURNS turns, in at least TURN_SHARE of its cells.
-TURNS = 4
-TURN_SHARE = 1 / 3
-
-
 def _columns_of_items(cells: list[GridCell], texts: dict[int, str]) -> bool:
     """Whether what the finder took for a table is columns of printed items side by side (a sheet's lines
     flowed over two columns, its rows pairing lines of the one with lines of the other): a column of it turns,
@@ -195,7 +191,7 @@ def _columns_of_items(cells: list[GridCell], texts: dict[int, str]) -> bool:
     for column in kinds.values():
         column.sort()
         turns = sum(a[1] != b[1] for a, b in zip(column, column[1:], strict=False))
-        if turns >= TURNS and turns >= TURN_SHARE * len(column):
+        if turns >= ITEM_TURNS and turns >= ITEM_TURN_SHARE * len(column):
             return True
     return False
 
