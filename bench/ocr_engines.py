@@ -70,6 +70,8 @@ SETTINGS: dict[str, tuple[str, dict[str, Any]]] = {
     "default + threads=1": ("rapidocr", {"threads": 1}),
     "default + rec_width=320": ("rapidocr", {"rec_width": 320}),
     "default + rec_pixels=2048": ("rapidocr", {"rec_pixels": 2048}),
+    # pages shrunk by RapidOCR's own rule (long side at most 2000 px), as the default read them before page_limit
+    "default + page_limit=none": ("rapidocr", {"page_limit": None}),
     "tesseract": ("tesseract", {}),
 }
 

@@ -257,6 +257,9 @@ OCR_RUNTIME = env_choice("OCR_RUNTIME", "openvino", ["openvino", "onnxruntime"])
 OCR_EAST_ASIAN = env_bool("OCR_EAST_ASIAN", False)
 OCR_THREADS = env_int("OCR_THREADS", 0, minimum=0, maximum=64)
 OCR_DET_LIMIT = env_int("OCR_DET_LIMIT", 0, minimum=0, maximum=8192)  # 0: no limit, RapidOCR's own rule
+# A page is shrunk only while its short side exceeds this (px) and its long side 2000 px: 1414 reads an A4 page as
+# RapidOCR's own rule did (long side at 2000) and a long thermal strip at full size; 0: RapidOCR's own rule.
+OCR_PAGE_LIMIT = env_int("OCR_PAGE_LIMIT", 1414, minimum=0, maximum=20000)
 OCR_REC_BATCH = env_int("OCR_REC_BATCH", 6, minimum=1, maximum=128)
 OCR_REC_WIDTH = env_int("OCR_REC_WIDTH", 96, minimum=16, maximum=2048)
 OCR_REC_WORKERS = env_int("OCR_REC_WORKERS", 1, minimum=1, maximum=64)

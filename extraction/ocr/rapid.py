@@ -15,11 +15,17 @@ from dataclasses import dataclass
 from typing import Any
 
 from extraction.ocr.blocks import BBox, OcrBlock, OcrError, OcrPage, PageImage, SourceDocument
-from extraction.ocr.enhance import stretch_lines_before_reading
 from extraction.ocr.geometry import PageSize
 from extraction.ocr.lines import EngineLine, EngineWord, build_page_lines
 from extraction.ocr.rapid_openvino import use_openvino
-from extraction.ocr.rapid_tuning import lean_sessions, limit_detection_size, split_recognition
+from extraction.ocr.rapid_tuning import (
+    NO_LONG_SIDE_LIMIT,
+    PAGE_SHORT_SIDE,
+    lean_sessions,
+    limit_detection_size,
+    limit_page_size,
+    split_recognition,
+)
 
 Box = tuple[float, float, float, float]  # x0, y0, x1, y1 in pixels
 logger = logging.getLogger(__name__)
@@ -39,11 +45,11 @@ DEFAULT_REC_WORKERS = 1
 DEFAULT_RUNTIME = "openvino"
 DEFAULT_REC_PIXELS = 4096
 DEFAULT_EAST_ASIAN = False
-# Faded print (docs/BENCHMARKS.md, "Receipts, a type defined as data"): each line's contrast stretched before it
-# is read (extraction/ocr/enhance.py), and the detector keeping text regions it is less sure of (RapidOCR keeps
-# those whose mean probability is 0.5 or more): a lone quantity "1" or a faint price read on the real receipts.
-DEFAULT_LINE_CONTRAST = True
-DEFAULT_BOX_THRESH = 0.3
+# RapidOCR shrinks any image whose long side exceeds 2000 px, so a thermal strip (8 cm wide, a metre long) was
+# read at a third of its size. A page is shrunk only while its short side exceeds 1414 px too
+# (rapid_tuning.limit_page_size): an A4 page as before, a strip at full size. Figures in docs/BENCHMARKS.md
+# ("Receipts, a type defined as data").
+DEFAULT_PAGE_LIMIT = PAGE_SHORT_SIDE
 RUNTIMES = ("onnxruntime", "openvino")
 
 
@@ -62,8 +68,8 @@ class RapidOcrEngine:
                  rec_workers: int = DEFAULT_REC_WORKERS,
                  page_workers: int = 1, lean: bool = True, text_score: float = 0.5,
                  runtime: str = DEFAULT_RUNTIME, rec_pixels: int = DEFAULT_REC_PIXELS,
-                 east_asian: bool = DEFAULT_EAST_ASIAN, line_contrast: bool = DEFAULT_LINE_CONTRAST,
-                 box_thresh: float = DEFAULT_BOX_THRESH, params: dict[str, Any] | None = None) -> None:
+                 east_asian: bool = DEFAULT_EAST_ASIAN, page_limit: int | None = DEFAULT_PAGE_LIMIT,
+                 params: dict[str, Any] | None = None) -> None:
         """`threads`: threads that run the networks for a page (None: all cores); `det_limit`: the longest side, in
         pixels, the text detector sees (larger pages are scaled down for detection only: recognition
         reads the lines at full size; None: RapidOCR's own rule, which never scales a page down);
@@ -76,31 +82,31 @@ class RapidOcrEngine:
         OpenVINO cannot load) or "onnxruntime"; with OpenVINO, `rec_pixels`: the widest batch of lines (px,
         summed) run at once, and `east_asian`: whether the recogniser may read Chinese, Japanese and Korean
         characters (off, it reads Latin, Greek and Cyrillic script, digits and symbols, a third faster);
-        `line_contrast`: each line's contrast stretched before it is read (extraction/ocr/enhance.py);
-        `box_thresh`: the mean probability of text a detected region needs to be read (0-1, RapidOCR's 0.5
-        by default); `params`: raw RapidOCR settings, applied last.
+        `page_limit`: a page whose short side is longer than this (px) and whose long side is longer than 2000 px
+        is shrunk until one of them is not, for detection and recognition alike (rapid_tuning.limit_page_size;
+        None: RapidOCR's own rule, which shrinks any page whose long side exceeds 2000 px, and so a long strip to a
+        fraction of its width); `params`: raw RapidOCR settings, applied last.
 
         The defaults were measured (see DEFAULT_THREADS' comment).
         """
         _check_at_least(1, threads=threads, rec_batch=rec_batch, rec_workers=rec_workers, page_workers=page_workers)
         _check_at_least(16, rec_width=rec_width)
-        _check_at_least(32, det_limit=det_limit)  # the detector's network halves the image five times
+        _check_at_least(32, det_limit=det_limit, page_limit=page_limit)  # the detector halves the image five times
         _check_at_least(48, rec_pixels=rec_pixels)
         if runtime not in RUNTIMES:
             raise OcrError(f"runtime must be one of {', '.join(RUNTIMES)}, got {runtime!r}")
-        if isinstance(box_thresh, bool) or not isinstance(box_thresh, (int, float)) or not 0 < box_thresh < 1:
-            raise OcrError(f"box_thresh must be a number between 0 and 1, got {box_thresh!r}")
         settings: dict[str, Any] = {
             "Global.use_cls": False,  # pages are rendered upright; the angle classifier only costs time
             "Global.return_word_box": True,
             "Global.text_score": text_score,
             "Global.log_level": "warning",
-            "Det.box_thresh": float(box_thresh),
             "Rec.rec_batch_num": rec_batch,
             "Rec.rec_img_shape": [3, 48, rec_width],
         }
         if threads:
             settings["EngineConfig.onnxruntime.intra_op_num_threads"] = threads
+        if page_limit:
+            settings["Global.max_side_len"] = NO_LONG_SIDE_LIMIT  # limit_page_size shrinks pages instead
         settings.update(params or {})
         self._settings = settings
         self.det_limit = det_limit
@@ -108,7 +114,7 @@ class RapidOcrEngine:
         self.runtime = runtime
         self.rec_pixels = rec_pixels
         self.east_asian = east_asian
-        self.line_contrast = line_contrast
+        self.page_limit = page_limit
         self.rec_workers = rec_workers
         self.page_workers = page_workers
         self.timings: dict[int, dict[str, float]] = {}  # page number -> seconds per step, for the bench
@@ -117,7 +123,7 @@ class RapidOcrEngine:
     def _engine(self) -> Any:
         if self._ocr is None:  # model loading is slow: once per engine, shared by equal settings
             key = repr((sorted(self._settings.items()), self.det_limit, self.rec_workers, self.lean_sessions,
-                        self.runtime, self.rec_pixels, self.east_asian, self.line_contrast))
+                        self.runtime, self.rec_pixels, self.east_asian, self.page_limit))
             if key not in _LOADED:
                 from rapidocr import RapidOCR
 
@@ -129,8 +135,8 @@ class RapidOcrEngine:
                     ocr, threads=threads, rec_pixels=self.rec_pixels, east_asian=self.east_asian)
                 if not on_openvino and self.lean_sessions:
                     lean_sessions(ocr, threads=threads)
-                if self.line_contrast:
-                    stretch_lines_before_reading(ocr._load_rec_model())  # noqa: SLF001
+                if self.page_limit:
+                    limit_page_size(ocr, short_side=self.page_limit)
                 if self.rec_workers > 1:
                     split_recognition(ocr, workers=self.rec_workers)
                 _LOADED[key] = ocr

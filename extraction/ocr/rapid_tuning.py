@@ -1,5 +1,6 @@
 """Faster RapidOCR: the size at which its detector sees an image, one page's lines recognised in several
-threads, and leaner onnxruntime sessions (hooks into a loaded RapidOCR object; the rules themselves are pure).
+threads, and leaner onnxruntime sessions (hooks into a loaded RapidOCR object; the rules themselves are pure);
+and the size at which it reads a page at all (`limit_page_size`).
 
 RapidOCR's own rule ("min", 736) scales every image up until its short side is 736 px and never scales a
 page down, so a 150 dpi A4 scan is detected at its full 1240 x 1754 px: about half of the CPU time of a
@@ -14,6 +15,48 @@ from __future__ import annotations
 from typing import Any
 
 RAPIDOCR_MIN_SIDE = 736  # RapidOCR's default Det.limit_side_len for limit_type "min"
+# Before anything else RapidOCR shrinks an image whose long side exceeds its Global.max_side_len (2000 px), for
+# detection and recognition alike. That bounds the work on a large scan (an A4 page at 600 dpi), but it shrinks a
+# thermal strip by its length: a 58 mm strip 80 cm long, photographed at 190 dpi (890 x 6000 px with the table
+# around it), was read at 300 x 2000, its 25 px print at 8 px, and half its figures were lost. So a page is shrunk
+# only as far as needed to bring its long side to RAPIDOCR_LONG_SIDE or its short side to PAGE_SHORT_SIDE, whichever
+# shrinks it less. PAGE_SHORT_SIDE is 2000 / sqrt(2): an A4 page reaches both at once, so it is read as RapidOCR
+# read it (1414 x 2000). No page is read smaller than RapidOCR read it; a page longer for its width than A4 is read
+# larger, a strip at its full size whatever its length (the detector reads it in tiles, rapid_openvino.py).
+# Figures in docs/BENCHMARKS.md ("Receipts, a type defined as data").
+RAPIDOCR_LONG_SIDE = 2000  # RapidOCR's default Global.max_side_len
+PAGE_SHORT_SIDE = 1414
+NO_LONG_SIDE_LIMIT = 1_000_000  # RapidOCR's Global.max_side_len when limit_page_size shrinks pages instead
+
+
+def page_size_limited(height: int, width: int, *, short_side: int,
+                      long_side: int = RAPIDOCR_LONG_SIDE) -> tuple[int, int] | None:
+    """(width, height) a page of `height` x `width` px is read at: shrunk until its short side is `short_side` or its
+    long side is `long_side`, whichever comes first, both sides rounded to multiples of 32 as RapidOCR rounds them;
+    None when either is within its limit already (the page is read as it is)."""
+    ratio = max(short_side / min(height, width), long_side / max(height, width))
+    if ratio >= 1:
+        return None
+    return max(32, round(width * ratio / 32) * 32), max(32, round(height * ratio / 32) * 32)
+
+
+def limit_page_size(ocr: Any, *, short_side: int) -> None:
+    """Make the RapidOCR object `ocr` shrink a page only where both its short side exceeds `short_side` px and its
+    long side RAPIDOCR_LONG_SIDE (`page_size_limited`), instead of wherever its long side does (set
+    Global.max_side_len out of reach). RapidOCR maps the boxes back to the page as it does for its own shrinking.
+    Stateless: threads may share it."""
+    import cv2
+
+    own = ocr.preprocess_img  # RapidOCR's: what it does to a page small enough (enlarges a tiny one)
+
+    def preprocess_img(img: Any) -> tuple[Any, dict[str, Any]]:
+        height, width = img.shape[:2]
+        size = page_size_limited(height, width, short_side=short_side)
+        if size is None:
+            return own(img)
+        return cv2.resize(img, size), {"preprocess": {"ratio_h": height / size[1], "ratio_w": width / size[0]}}
+
+    ocr.preprocess_img = preprocess_img
 
 
 def detection_ratio(height: int, width: int, *, limit: int, min_side: int = RAPIDOCR_MIN_SIDE) -> float:

@@ -26,4 +26,4 @@ def rapidocr_options() -> dict[str, Any]:
     return {"runtime": settings.OCR_RUNTIME, "east_asian": settings.OCR_EAST_ASIAN,
             "threads": settings.OCR_THREADS or None, "det_limit": settings.OCR_DET_LIMIT or None,
             "rec_batch": settings.OCR_REC_BATCH, "rec_width": settings.OCR_REC_WIDTH, "rec_workers": settings.OCR_REC_WORKERS,
-            "page_workers": settings.OCR_PAGE_WORKERS}
+            "page_workers": settings.OCR_PAGE_WORKERS, "page_limit": settings.OCR_PAGE_LIMIT or None}
