@@ -180,20 +180,23 @@ def _table_blocks(page: pymupdf.Page, number: int, page_id: str, words: list[tup
 
 def _columns_of_items(cells: list[GridCell], texts: dict[int, str]) -> bool:
     """Whether what the finder took for a table is columns of printed items side by side (a sheet's lines
-    flowed over two columns, its rows pairing lines of the one with lines of the other): a column of it turns,
-    row after row, between a name and figures alone (a party's name, its count on the next line, the next
-    party's name...), as no table of records does (each of its columns holds one kind of thing)."""
+    flowed over two columns, its rows pairing lines of the one with lines of the other): every column long
+    enough to tell turns, row after row, between a name and figures alone (a party's name, its count on the
+    next line, the next party's name...). A table of records has a column of one kind of thing (its
+    positions, quantities or amounts), even where a description column runs over a name and a date."""
     kinds: dict[int, list[tuple[int, bool]]] = {}
     for cell in cells:
         text = texts[id(cell)]
         if any(c.isalnum() for c in text):
             kinds.setdefault(cell.column, []).append((cell.row, numbers_only(text)))
+    turning = []
     for column in kinds.values():
+        if len(column) <= ITEM_TURNS:
+            continue
         column.sort()
         turns = sum(a[1] != b[1] for a, b in zip(column, column[1:], strict=False))
-        if turns >= ITEM_TURNS and turns >= ITEM_TURN_SHARE * len(column):
-            return True
-    return False
+        turning.append(turns >= ITEM_TURNS and turns >= ITEM_TURN_SHARE * len(column))
+    return bool(turning) and all(turning)
 
 
 def _grid_cells(table: Any) -> list[GridCell]:
