@@ -99,3 +99,27 @@ def test_columns_of_printed_items_the_table_finder_took_for_a_table_stay_lines_a
     with pymupdf.open(stream=generate_acta(seed=3).pdf_bytes, filetype="pdf") as doc:
         page = read_pdf_page(doc[0], 1)
     assert [b for b in page.blocks if b.type is BlockType.TABLE]
+
+
+def test_a_table_of_records_whose_description_runs_over_a_name_and_a_date_stays_a_table():
+    import pymupdf
+
+    from extraction.ocr.pdf_text import read_pdf_page
+
+    doc = pymupdf.open()
+    page = doc.new_page(width=595, height=842)
+    lefts, top, pitch = [40, 90, 400, 555], 100, 14
+    rows = [("Pos.", "Description", "Amount")]
+    for n in range(1, 7):
+        rows += [(str(n), f"Hosting plan {n}", f"{n},39"), ("", "Fee per unit", ""), ("", "01.05.14-31.05.14", "")]
+    for r, cells in enumerate(rows):
+        for left, text in zip(lefts, cells, strict=False):
+            page.insert_text((left + 3, top + r * pitch + 10), text, fontsize=9)
+    bottom = top + len(rows) * pitch
+    for x in lefts:
+        page.draw_line((x, top), (x, bottom))
+    for r in range(len(rows) + 1):
+        page.draw_line((lefts[0], top + r * pitch), (lefts[-1], top + r * pitch))
+    read = read_pdf_page(page, 1)
+    cells = [b.text for b in read.blocks if b.type is BlockType.CELL]
+    assert "01.05.14-31.05.14" in cells and "Hosting plan 6" in cells and "6,39" in cells
