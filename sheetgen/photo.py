@@ -77,9 +77,17 @@ def _table(rng: random.Random, scan: FormScan, h: int, w: int) -> np.ndarray:
     return base * shade[..., None]
 
 
+def tilt_depth(h: int, w: int) -> float:
+    """The length (px) a page's corners move up and down in, as a fraction: its height, but on a long strip only
+    a part of it as long as one and a half widths (a camera or a scanner lid tilts the paper along a part of its
+    length; measured over the whole of a strip a metre long, a move of a few hundredths sheared its lines by ten
+    degrees and more)."""
+    return min(h, 1.5 * w)
+
+
 def _placement(rng: random.Random, scan: FormScan, h: int, w: int) -> tuple[np.ndarray, int, int]:
     """The homography from the page to the canvas, and the canvas size: rotation, perspective, margins."""
-    depth = min(h, 1.5 * w)  # a camera over a long strip tilts along a part of it
+    depth = tilt_depth(h, w)
     src = np.array([(0, 0), (w, 0), (w, h), (0, h)], dtype=np.float32)
     inward = [(1, 1), (-1, 1), (-1, -1), (1, -1)]
     moved = np.array([(x + dx * rng.uniform(0, scan.perspective) * w, y + dy * rng.uniform(0, scan.perspective) * depth)

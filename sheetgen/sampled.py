@@ -44,7 +44,7 @@ from sheetgen.generate import (
     render_page,
     spell_digits,
 )
-from sheetgen.photo import photograph
+from sheetgen.photo import photograph, tilt_depth
 from sheetgen.sampled_draw import draw_sheet, page_size
 from sheetgen.scans import degrade_scan
 
@@ -168,9 +168,10 @@ def scan_form(acta: SampledActa, *, seed: int) -> bytes:
         if scan.style == "photo":
             images.append(photograph(page, scan, seed=page_seed))
         else:
-            images.append(degrade_scan(_on_the_bed(page, scan.rotation), seed=page_seed,
-                                       perspective=scan.perspective, rotation=scan.rotation, lighting=scan.lighting,
-                                       blur=scan.blur, grain=scan.grain, jpeg_quality=scan.jpeg_quality))
+            bed = _on_the_bed(page, scan.rotation)
+            images.append(degrade_scan(bed, seed=page_seed, perspective=scan.perspective, rotation=scan.rotation,
+                                       lighting=scan.lighting, blur=scan.blur, grain=scan.grain,
+                                       jpeg_quality=scan.jpeg_quality, depth=tilt_depth(*page.size[::-1])))
     if count == 1:
         return images[0]
     out = pymupdf.open()

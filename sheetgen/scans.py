@@ -102,10 +102,11 @@ def scan_image(pdf_bytes: bytes, *, seed: int, style: str) -> bytes:
 
 
 def degrade_scan(page: Image.Image, *, seed: int, perspective: float, rotation: float, lighting: str, blur: float,
-                 grain: float, jpeg_quality: int) -> bytes:
+                 grain: float, jpeg_quality: int, depth: float | None = None) -> bytes:
     """JPEG bytes of `page` scanned with the given parameters (the sampled sheets' scans).
 
-    `perspective` is the largest corner move (a fraction of the side; each corner moves inward by up to it),
+    `perspective` is the largest corner move (a fraction of the side; each corner moves inward by up to it; up
+    and down, a fraction of `depth` px where given, else of the page's height),
     `lighting` one of even | gradient | dark-corner | gradient+corner. Which corner moves how far and where
     the light falls come from `seed`, so the same arguments give the same bytes.
     """
@@ -113,7 +114,8 @@ def degrade_scan(page: Image.Image, *, seed: int, perspective: float, rotation: 
     image = page.convert("L").point(lambda v: int(v * 0.94) + 4)
     w, h = image.size
     if perspective > 0:
-        shift = [(rng.uniform(0, perspective) * w, rng.uniform(0, perspective) * h) for _ in range(4)]
+        down = h if depth is None else depth
+        shift = [(rng.uniform(0, perspective) * w, rng.uniform(0, perspective) * down) for _ in range(4)]
         corners = [(shift[0][0], shift[0][1]), (w - shift[1][0], shift[1][1]), (w - shift[2][0], h - shift[2][1]),
                    (shift[3][0], h - shift[3][1])]
         coeffs = _perspective_coeffs([(0, 0), (w, 0), (w, h), (0, h)], corners)

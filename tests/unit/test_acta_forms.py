@@ -4,6 +4,7 @@ fonts, photos on a table; and the scripted model reading the lines such sheets p
 from __future__ import annotations
 
 import hashlib
+import math
 import io
 import os
 import re
@@ -303,3 +304,20 @@ def test_the_model_reads_a_row_cut_over_two_pages():
     answer = correct_answer(text[:cut] + "# page 2\n" + text[cut:], p)
     assert answer["rows"][1]["votes"]["proof"] == [{"type": "WORD", "line": 5, "value": p["rows"][1]["votes_text"]}]
     assert answer["rows"][1]["votes_words"]["value"] == p["rows"][1]["votes_words"]
+
+
+@pytest.mark.parametrize("length", [1200, 6000])
+def test_a_scanned_strips_lines_tilt_as_a_pages_do_whatever_its_length(length):
+    # The corner moves of a scanner's perspective, measured along a strip a metre long, sheared its lines by ten
+    # degrees and more; measured over a part as long as one and a half widths, a line tilts as on a page.
+    from sheetgen.photo import tilt_depth
+    from sheetgen.scans import degrade_scan
+
+    w = 640
+    page = Image.new("L", (w, length), 255)
+    page.paste(0, (20, 300, w - 20, 304))  # one printed rule across the strip
+    jpeg = degrade_scan(page, seed=7, perspective=0.03, rotation=0.0, lighting="even", blur=0.0, grain=0.0,
+                        jpeg_quality=95, depth=tilt_depth(length, w))
+    grey = np.asarray(Image.open(io.BytesIO(jpeg)).convert("L"))
+    ends = [np.argmin(grey[:600, x]) for x in (60, w - 60)]
+    assert abs(ends[0] - ends[1]) / (w - 120) < math.tan(math.radians(3))
