@@ -170,7 +170,7 @@ def _fold(token: str) -> str:
 def _as_number(token: str) -> str:
     raw = token.strip(".,:;")
     digits = raw.translate(_AS_DIGIT)
-    return digits if digits.isdigit() and sum(c.isdigit() for c in raw) * 2 >= len(raw) else ""
+    return digits if digits.isascii() and digits.isdigit() and sum(c.isdigit() for c in raw) * 2 >= len(raw) else ""
 
 
 _PARTY_TOKENS = {p: [_fold(t) for t in p.split()] for p in PARTIES}

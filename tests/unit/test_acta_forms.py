@@ -4,8 +4,8 @@ fonts, photos on a table; and the scripted model reading the lines such sheets p
 from __future__ import annotations
 
 import hashlib
-import math
 import io
+import math
 import os
 import re
 import subprocess
