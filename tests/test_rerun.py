@@ -172,12 +172,13 @@ def test_only_admins_rerun(client_as, role, delays):
         assert response.status_code in (302, 403) and status == "failed"
 
 
-def test_a_bad_setting_is_shown_and_nothing_is_queued(client_as, delays, monkeypatch):
+@pytest.mark.parametrize("rounds", ["99", "\u2462"])  # too many; a digit int() does not read (circled three)
+def test_a_bad_setting_is_shown_and_nothing_is_queued(client_as, delays, monkeypatch, rounds):
     monkeypatch.setenv("LLM_BASE_URL", "http://127.0.0.1:9/v1")
     monkeypatch.setenv("LLM_MODEL", "m0")
     batch, docs = mixed_batch()
     response = client_as("admin").post(reverse("batch_rerun", args=[batch.id]),
-                                       {"scope": "all", "max_rounds": "99", "llm_model": "m1"})
+                                       {"scope": "all", "max_rounds": rounds, "llm_model": "m1"})
     assert response.status_code == 400 and b"Rounds must be a whole number" in response.content
     assert b'value="m1"' in response.content
     assert not Document.objects.filter(status="queued").exists()

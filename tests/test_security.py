@@ -216,3 +216,21 @@ def test_every_response_carries_a_strict_content_security_policy(world, users):
         policy = client.get(url)["Content-Security-Policy"]
         assert "default-src 'none'" in policy and "script-src 'self'" in policy and "style-src 'self'" in policy
         assert "unsafe" not in policy and "frame-ancestors 'none'" in policy
+
+
+LOOKALIKE_DIGITS = ["\u2460", "\u00b2", "9" * 40]  # circled one, superscript two (str.isdigit takes both), huge
+
+
+@pytest.mark.parametrize("value", LOOKALIKE_DIGITS)
+def test_a_number_parameter_written_in_lookalike_or_too_many_digits_is_no_server_error(world, users, value):
+    client = Client()  # a server error raises here
+    client.force_login(users[A])
+    query = {key: value for key in ("page", "violation", "version", "batch", "trial", "field")}
+    for name, params in url_names():
+        if name in PUBLIC or name in POST_ONLY or A not in ALLOWED[name]:
+            continue
+        response = client.get(url_for(name, params, world), query)
+        assert response.status_code < 500, (name, response.status_code)
+    take = client.post(reverse("desk_take", args=[world["flagged"].id]), {"field": "acta_id", "blocks": value})
+    assert take.status_code < 500
+    assert not ReviewEvent.objects.filter(document=world["flagged"]).exists()

@@ -78,7 +78,7 @@ def rerun_options(*, llm_model: str = "", llm_input: str = "", max_rounds: int |
         options["llm_input"] = mode
     if max_rounds not in (None, ""):
         text = str(max_rounds).strip()
-        if not text.isdigit() or not 1 <= int(text) <= MAX_ROUNDS_LIMIT:
+        if not (text.isascii() and text.isdigit()) or not 1 <= int(text) <= MAX_ROUNDS_LIMIT:
             raise RerunError(f"Rounds must be a whole number from 1 to {MAX_ROUNDS_LIMIT}.")
         options["max_rounds"] = int(text)
     return options

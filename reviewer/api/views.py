@@ -11,6 +11,7 @@ from django.urls import reverse
 from reviewer.access import role_required
 from reviewer.api import selectors, services
 from reviewer.roles import ROLES
+from reviewer.whole_numbers import whole_number
 
 
 @role_required(*ROLES)
@@ -22,7 +23,7 @@ def token_list(request: HttpRequest) -> HttpResponse:
     if request.method == "POST":
         revoke = request.POST.get("revoke", "")
         if revoke:
-            if revoke.isdigit() and services.token_revoke(user=request.user, token_id=int(revoke)):
+            if whole_number(revoke) is not None and services.token_revoke(user=request.user, token_id=whole_number(revoke)):
                 messages.success(request, "The token is revoked: the API refuses it from now on.")
             else:
                 messages.error(request, "No such live token of yours.")

@@ -29,6 +29,7 @@ from extraction.states import ReviewStatus, Status
 from reviewer.access import desk_permissions
 from reviewer.presenters.events import event_words
 from reviewer.services import presence, review
+from reviewer.whole_numbers import whole_number
 
 # What a document's state means to a person on the desk (the pill): (css class, words).
 _DECIDED = {ReviewStatus.VERIFIED.value: "verified", ReviewStatus.CORRECTED.value: "corrected",
@@ -55,8 +56,8 @@ def display_status(document: Document) -> tuple[str, str]:
 def selection(violations: list, items: dict[str, dict], *, path: str | None, violation_id: str | None
               ) -> tuple[list[dict], Any, str | None]:
     """The fields whose proofs are highlighted: one field, or every field a rule involves."""
-    if violation_id and violation_id.isdigit():
-        violation = next((v for v in violations if v.id == int(violation_id)), None)
+    if whole_number(violation_id) is not None:
+        violation = next((v for v in violations if v.id == whole_number(violation_id)), None)
         if violation is not None:
             return [items[p] for p in involved_paths(violation.fields, items)], violation, None
     if path and path in items:

@@ -11,6 +11,8 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
+from reviewer.whole_numbers import whole_number
+
 __all__ = ["BLANK_FIELDS", "BLANK_RUBRIC", "BLANK_RULES", "BLANK_TABLES", "RULE_PARAMS", "data_from_post",
            "rows_from_data"]
 
@@ -85,7 +87,8 @@ def data_from_post(post: Mapping[str, Any]) -> dict[str, Any]:
             value = row.get(name, "")
             if value:
                 rule[name] = (_split(value) if name in _LISTS else _pairs(value) if name == "defaults"
-                              else int(value) if name == "count" and value.isdigit() else value)
+                              else whole_number(value) if name == "count" and whole_number(value) is not None
+                              else value)
         rule.update({flag: True for flag in _FLAGS if row.get(flag) == "on"})
         rules.append(rule)
     rubric = [{"code": row.get("code", ""), "label": row.get("label", ""), "question": row.get("question", ""),

@@ -52,6 +52,7 @@ from extraction.validation import make_validator
 from extraction.violations import RuleContext
 from extraction.violations import Violation as RuleViolation
 from reviewer.webhooks import services as webhooks
+from reviewer.whole_numbers import whole_number
 
 # Proof rules about a single field: a reviewer's correction is itself the evidence for the new value, so
 # "the cited text does not show this value" is not raised again on a field a reviewer corrected.
@@ -453,7 +454,7 @@ def field_take_from_page(*, document_id: int, user, path: str, block_ids: list[i
     `proof_only`) and the proof becomes those blocks. One ReviewEvent with the value and the proof before
     and after; the rules run again at once. With `only_if_changed` (the desk), a take leaving the value and
     the proof as they are raises Unchanged and writes nothing."""
-    ids = [int(i) for i in block_ids if str(i).isdigit()][:MAX_PICKED_BLOCKS]
+    ids = [n for n in map(whole_number, block_ids) if n is not None][:MAX_PICKED_BLOCKS]
     if not ids:
         raise InvalidValue("Pick a word or a line on the page first.")
     with transaction.atomic():

@@ -37,6 +37,7 @@ from reviewer.presenters.desk import (
     stage_context,
 )
 from reviewer.services import presence, review
+from reviewer.whole_numbers import whole_number
 
 
 def get_document(request: HttpRequest, document_id: int) -> Document:
@@ -49,11 +50,7 @@ def get_document(request: HttpRequest, document_id: int) -> Document:
 
 def _version(request: HttpRequest) -> int | None:
     raw = request.POST.get("version") or request.GET.get("version") or ""
-    return int(raw) if raw.isdigit() else None
-
-
-def _int(value: str | None) -> int | None:
-    return int(value) if value and value.isdigit() else None
+    return whole_number(raw)
 
 
 def _fields_response(request: HttpRequest, document: Document, *, field: str | None = None,
@@ -95,7 +92,7 @@ def document_desk(request: HttpRequest, document_id: int) -> HttpResponse:
     document = get_document(request, document_id)
     presence.presence_touch(document_id=document.id, user=request.user)
     ctx = desk_context(user=request.user, document=document, field=request.GET.get("field"),
-                       violation=request.GET.get("violation"), page=_int(request.GET.get("page")),
+                       violation=request.GET.get("violation"), page=whole_number(request.GET.get("page")),
                        editing=request.GET.get("edit"), focus=request.GET.get("edit"), with_page=True)
     if ctx["editing"] and not ctx["can_edit"]:
         ctx["editing"] = None
@@ -106,7 +103,7 @@ def document_desk(request: HttpRequest, document_id: int) -> HttpResponse:
 def document_proof(request: HttpRequest, document_id: int) -> HttpResponse:
     """Another page of the document, with the selection's proof boxes (the browser draws the rest)."""
     document = get_document(request, document_id)
-    path, violation, page = request.GET.get("field"), request.GET.get("violation"), _int(request.GET.get("page"))
+    path, violation, page = request.GET.get("field"), request.GET.get("violation"), whole_number(request.GET.get("page"))
     if not request.htmx:
         query = {k: v for k, v in (("field", path), ("violation", violation), ("page", page)) if v}
         return redirect(f"{reverse('desk_document', args=[document.id])}?{urlencode(query)}")
@@ -208,7 +205,7 @@ def _edit_failed(request: HttpRequest, document_id: int, path: str, err: review.
 def field_take(request: HttpRequest, document_id: int) -> HttpResponse:
     """A value (and its proof) taken from blocks the reviewer picked on the page."""
     path = request.POST.get("field", "")
-    ids = [part for part in request.POST.get("blocks", "").split(",") if part.strip().isdigit()]
+    ids = [part for part in request.POST.get("blocks", "").split(",") if whole_number(part) is not None]
     desk_url = reverse("desk_document", args=[document_id])
     try:
         version = _version(request)

@@ -25,6 +25,7 @@ from reviewer.access import role_required
 from reviewer.presenters.doctype_form import data_from_post, rows_from_data
 from reviewer.roles import ADMIN
 from reviewer.services.deletion import DeletionError, batch_delete
+from reviewer.whole_numbers import whole_number
 
 KEPT_TRIALS = 3  # an admin's newest trials, kept to compare drafts on the desk
 
@@ -78,7 +79,7 @@ def doctype_edit(request: HttpRequest, name: str | None = None) -> HttpResponse:
         except DefinitionError as err:
             problems = err.problems
     elif request.GET.get("trial"):
-        trial = get_trial(request, int(request.GET["trial"]) if request.GET["trial"].isdigit() else 0)
+        trial = get_trial(request, whole_number(request.GET["trial"]) or 0)
         data, trial_document = trial.settings["definition"], trial.documents.first()
     elif saved is not None:
         data = saved.definition
@@ -145,7 +146,7 @@ def _preview(data: dict) -> dict | None:
 def doctype_export(request: HttpRequest, name: str) -> HttpResponse:
     """The newest version (or ?version=N) as a YAML file, for a team's git."""
     version = request.GET.get("version", "")
-    saved = doctype_version_get(name=name, version=int(version) if version.isdigit() else None)
+    saved = doctype_version_get(name=name, version=whole_number(version))
     if saved is None:
         raise Http404("No such document type.")
     response = HttpResponse(spec_to_yaml(spec_parse(saved.definition)), content_type="application/yaml; charset=utf-8")

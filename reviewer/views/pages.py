@@ -11,6 +11,7 @@ from extraction.involved import involved_paths
 from extraction.models import Extraction, Page, Violation
 from reviewer.access import DESK_ROLES, role_required
 from reviewer.views.desk import get_document
+from reviewer.whole_numbers import whole_number
 
 
 def get_page(request: HttpRequest, document_id: int, number: int) -> Page:
@@ -44,8 +45,8 @@ def page_annotated(request: HttpRequest, document_id: int, number: int) -> HttpR
         fields = selectors.desk_fields(extraction=extraction)
         if path:
             chosen = [fields[path]] if path in fields else []
-        elif violation_id.isdigit():
-            violation = Violation.objects.filter(extraction=extraction, pk=int(violation_id)).first()
+        elif whole_number(violation_id) is not None:
+            violation = Violation.objects.filter(extraction=extraction, pk=whole_number(violation_id)).first()
             chosen = [fields[p] for p in involved_paths(violation.fields if violation else [], fields)]
         else:
             chosen = list(fields.values())

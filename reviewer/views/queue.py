@@ -12,6 +12,7 @@ from extraction.models import Batch
 from reviewer.access import role_required
 from reviewer.roles import ADMIN, REVIEWER
 from reviewer.services import review
+from reviewer.whole_numbers import whole_number
 
 PER_PAGE = 50
 
@@ -19,7 +20,7 @@ PER_PAGE = 50
 def _filters(params) -> tuple[int | None, str | None]:
     batch_id = params.get("batch") or ""
     rule = (params.get("rule") or "").strip()[:80] or None
-    return (int(batch_id) if batch_id.isdigit() else None), rule
+    return whole_number(batch_id), rule
 
 
 @role_required(REVIEWER, ADMIN)

@@ -21,6 +21,7 @@ from reviewer.api.routers.common import PROBLEMS
 from reviewer.api.schemas import DocumentOut, DocumentPage
 from reviewer.api.selectors import documents_listed
 from reviewer.views import pages
+from reviewer.whole_numbers import whole_number
 
 router = Router(tags=["documents"])
 PAGE_MAX = 200
@@ -45,7 +46,7 @@ def cursor_decode(cursor: str) -> int:
         text = base64.urlsafe_b64decode(cursor + "=" * (-len(cursor) % 4)).decode()
     except (binascii.Error, UnicodeDecodeError, ValueError):
         text = ""
-    if not (text.startswith("d") and text[1:].isdigit()):
+    if not text.startswith("d") or whole_number(text[1:]) is None:
         raise ApiProblem(422, "This cursor is not one the API gave: pass `next_cursor` as it came.", field="cursor")
     return int(text[1:])
 
