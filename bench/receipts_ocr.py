@@ -85,10 +85,12 @@ ENGINES: dict[str, tuple[str, dict[str, Any]]] = {
     "rapidocr-onnxruntime": ("rapidocr", {"runtime": "onnxruntime"}),
     "tesseract": ("tesseract", {}),
 }
-# Read only when named (--engines): the default as it read before pages were shrunk by their short side (it shrank
-# them by RapidOCR's rule, wherever the long side exceeds 2000 px), to measure the change beside it, in one session.
+# Read only when named (--engines), to measure a change beside the default in one session: the default as it read
+# before pages were shrunk by their short side (it shrank them by RapidOCR's rule, wherever the long side exceeds
+# 2000 px), and the default reading leaders as printed (before they were painted over: extraction/ocr/leaders.py).
 MORE_ENGINES: dict[str, tuple[str, dict[str, Any]]] = {
     "rapidocr-as-before": ("rapidocr", {"page_limit": None}),
+    "rapidocr-leaders-kept": ("rapidocr", {"leaders": True}),
 }
 KNOWN_ENGINES = {**ENGINES, **MORE_ENGINES}
 # Cached pages are keyed by the code that produced them too: a change to rendering or OCR reads again.

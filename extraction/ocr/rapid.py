@@ -16,6 +16,7 @@ from typing import Any
 
 from extraction.ocr.blocks import BBox, OcrBlock, OcrError, OcrPage, PageImage, SourceDocument
 from extraction.ocr.geometry import PageSize
+from extraction.ocr.leaders import erase_leaders
 from extraction.ocr.lines import EngineLine, EngineWord, build_page_lines
 from extraction.ocr.rapid_openvino import use_openvino
 from extraction.ocr.rapid_tuning import (
@@ -69,7 +70,7 @@ class RapidOcrEngine:
                  page_workers: int = 1, lean: bool = True, text_score: float = 0.5,
                  runtime: str = DEFAULT_RUNTIME, rec_pixels: int = DEFAULT_REC_PIXELS,
                  east_asian: bool = DEFAULT_EAST_ASIAN, page_limit: int | None = DEFAULT_PAGE_LIMIT,
-                 params: dict[str, Any] | None = None) -> None:
+                 leaders: bool = False, params: dict[str, Any] | None = None) -> None:
         """`threads`: threads that run the networks for a page (None: all cores); `det_limit`: the longest side, in
         pixels, the text detector sees (larger pages are scaled down for detection only: recognition
         reads the lines at full size; None: RapidOCR's own rule, which never scales a page down);
@@ -85,7 +86,9 @@ class RapidOcrEngine:
         `page_limit`: a page whose short side is longer than this (px) and whose long side is longer than 2000 px
         is shrunk until one of them is not, for detection and recognition alike (rapid_tuning.limit_page_size;
         None: RapidOCR's own rule, which shrinks any page whose long side exceeds 2000 px, and so a long strip to a
-        fraction of its width); `params`: raw RapidOCR settings, applied last.
+        fraction of its width); `leaders`: whether the networks see leaders (runs of dots or dashes) as printed
+        (off, they are painted over first: extraction/ocr/leaders.py); `params`: raw RapidOCR settings, applied
+        last.
 
         The defaults were measured (see DEFAULT_THREADS' comment).
         """
@@ -115,6 +118,7 @@ class RapidOcrEngine:
         self.rec_pixels = rec_pixels
         self.east_asian = east_asian
         self.page_limit = page_limit
+        self.leaders = leaders
         self.rec_workers = rec_workers
         self.page_workers = page_workers
         self.timings: dict[int, dict[str, float]] = {}  # page number -> seconds per step, for the bench
@@ -152,7 +156,7 @@ class RapidOcrEngine:
         engine = self._engine()  # loaded before the clock starts: loading is timed apart
         started = time.perf_counter()
         try:
-            result = engine(str(page.path))
+            result = engine(self._image(page))
         except Exception as exc:  # an engine fault must reach the document as a readable error
             raise OcrError(f"rapidocr failed on page {page.number}: {exc}") from exc
         image = getattr(result, "img", None)
@@ -171,6 +175,18 @@ class RapidOcrEngine:
                                      "other": max(ocr_done - started - detect - recognise, 0.0),
                                      "blocks": time.perf_counter() - ocr_done}
         return OcrPage(number=page.number, blocks=blocks, engine=self.name)
+
+
+    def _image(self, page: PageImage) -> Any:
+        """What the networks read: the page's file, or its image without leaders."""
+        if self.leaders:
+            return str(page.path)
+        import cv2
+
+        image = cv2.imread(str(page.path), cv2.IMREAD_COLOR)
+        if image is None:
+            raise OcrError(f"page {page.number}'s image cannot be decoded")
+        return erase_leaders(image)[0]
 
 
 def _moved_to_openvino(ocr: Any, **options: Any) -> bool:
