@@ -92,7 +92,8 @@ def leader_mask(grey: np.ndarray) -> tuple[np.ndarray, float]:
     led = (other_between(rx0 - beside_px, rx0) > 0) | (other_between(rx1, rx1 + beside_px) > 0)
     leader_runs = (per_run >= LEADER_MARKS) & led
     leader_runs[0] = False
-    return free_px & leader_runs[run_labels], text
+    # every small mark in a leader's run, those with a speck of grain above or below it too
+    return small[labels] & leader_runs[run_labels], text
 
 
 def erase_leaders(image: np.ndarray) -> tuple[np.ndarray, int]:
