@@ -127,6 +127,15 @@ class Score:
     joined: int = 0  # transcribed lines whose OCR line also covers another transcribed line (engine joined them)
     outside: int = 0  # words placed by their centre: OCR words in no transcribed line
 
+    def count(self, expected: str, got: str) -> None:
+        """One transcribed line, `expected`, read as `got`."""
+        distance = Levenshtein.distance(expected, got)
+        self.lines += 1
+        self.chars += len(expected)
+        self.distance += distance
+        self.exact += distance == 0
+        self.close += distance <= CLOSE * len(expected)
+
     def add(self, other: Score) -> None:
         for name in ("lines", "close", "exact", "distance", "chars", "joined", "outside"):
             setattr(self, name, getattr(self, name) + getattr(other, name))
@@ -179,12 +188,7 @@ def score_page(truth: list[Line], read: list[Line], *, fold: bool = False) -> Sc
         expected, got = collapse(line.text), collapse(read_at(line, read))
         if fold:
             expected, got = expected.upper(), got.upper()
-        distance = Levenshtein.distance(expected, got)
-        score.lines += 1
-        score.chars += len(expected)
-        score.distance += distance
-        score.exact += distance == 0
-        score.close += distance <= CLOSE * len(expected)
+        score.count(expected, got)
         score.joined += any(n > 1 for n, r in zip(covers, read, strict=True) if corresponds(line.box, r.box))
     return score
 
@@ -226,12 +230,7 @@ def score_placed(truth: list[Line], words: list[Line]) -> Score:
     score = Score(outside=outside)
     for line, text in zip(truth, texts, strict=True):
         expected, got = collapse(line.text).upper(), collapse(text).upper()
-        distance = Levenshtein.distance(expected, got)
-        score.lines += 1
-        score.chars += len(expected)
-        score.distance += distance
-        score.exact += distance == 0
-        score.close += distance <= CLOSE * len(expected)
+        score.count(expected, got)
     return score
 
 
@@ -244,12 +243,7 @@ def score_read_perfectly(truth: list[Line], read: list[Line]) -> Score:
         under = [t for t in truth if any(corresponds(t.box, r.box) for r in mine)]
         expected = collapse(line.text).upper()
         got = collapse(" ".join(t.text for t in sorted(under, key=lambda t: t.box.left))).upper() if mine else expected
-        distance = Levenshtein.distance(expected, got)
-        score.lines += 1
-        score.chars += len(expected)
-        score.distance += distance
-        score.exact += distance == 0
-        score.close += distance <= CLOSE * len(expected)
+        score.count(expected, got)
     return score
 
 
