@@ -25,6 +25,7 @@ from extraction.ocr.rapid_tuning import (
     lean_sessions,
     limit_detection_size,
     limit_page_size,
+    page_size_limited,
     split_recognition,
 )
 
@@ -186,6 +187,9 @@ class RapidOcrEngine:
         image = cv2.imread(str(page.path), cv2.IMREAD_COLOR)
         if image is None:
             raise OcrError(f"page {page.number}'s image cannot be decoded")
+        size = page_size_limited(*image.shape[:2], short_side=self.page_limit) if self.page_limit else None
+        if size is not None:  # shrunk first as limit_page_size would, so the painting costs no more memory than that
+            image = cv2.resize(image, size)
         return erase_leaders(image)[0]
 
 
