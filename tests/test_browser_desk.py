@@ -87,7 +87,7 @@ def test_a_reviewer_clears_a_flagged_acta_with_the_mouse_and_then_the_keyboard_a
     assert page.locator("#fields a.field.involved").count() == 2
     assert page.locator("#page-pane .proof-box.on").count() >= 2
     screenshot(page, "desk-rule")
-    page.set_viewport_size({"width": 1280, "height": 720})  # the README shows the desk on a laptop's screen
+    page.set_viewport_size({"width": 1280, "height": 720})  # docs/USING.md shows the desk on a laptop's screen
     page.wait_for_timeout(200)
     shutil.copyfile(screenshot(page, "desk"), _docs_png())
     page.set_viewport_size({"width": 1400, "height": 900})
