@@ -33,9 +33,9 @@ from extraction.numbers import digit_words
 from extraction.ocr.geometry import Box
 
 __all__ = [
-    "ITEM_TURNS", "ITEM_TURN_SHARE", "RULE_GLYPHS", "Box", "GridCell", "char_width", "estimate_skew", "median_height",
+    "ITEM_TURNS", "RULE_GLYPHS", "Box", "GridCell", "char_width", "estimate_skew", "median_height",
     "numbers_only", "reading_order", "refine_rows", "skew_of_quads", "split_gutters", "split_spanning_cells",
-    "text_lines", "visual_rows", "words_in_cells",
+    "text_lines", "turns_like_items", "visual_rows", "words_in_cells",
 ]
 
 # Two words sit on one row when their vertical centres are less than 0.4 of the taller height apart.
@@ -371,9 +371,16 @@ def _is_column(side: list[int], boxes: Sequence[Box], figures: Sequence[bool], c
         return True  # a column of running text: its lines fill its width
     if len(side) < MIN_COLUMN_LINES:
         return False
-    kinds = [all(figures[side[k]] for k in row) for row in visual_rows([boxes[i] for i in side], skew=0.0)]
-    turns = sum(a != b for a, b in zip(kinds, kinds[1:], strict=False))
-    return turns >= ITEM_TURNS and turns >= ITEM_TURN_SHARE * len(kinds)
+    return turns_like_items([all(figures[side[k]] for k in row)
+                             for row in visual_rows([boxes[i] for i in side], skew=0.0)])
+
+
+def turns_like_items(figures: Sequence[bool]) -> bool:
+    """Whether a column's lines, top to bottom, each figures alone or not, turn between the two as printed items
+    flowed down a column do (a name, its figures on the next line, the next name...): ITEM_TURNS turns or more,
+    in at least ITEM_TURN_SHARE of its lines."""
+    turns = sum(a != b for a, b in zip(figures, figures[1:], strict=False))
+    return turns >= ITEM_TURNS and turns >= ITEM_TURN_SHARE * len(figures)
 
 
 # --------------------------------------------------------------------------------------------- tables

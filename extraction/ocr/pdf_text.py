@@ -19,13 +19,13 @@ import pymupdf
 from extraction.ocr.blocks import BBox, BlockType, OcrBlock, OcrError, OcrPage, SourceDocument
 from extraction.ocr.geometry import Box, PageSize
 from extraction.ocr.layout import (
-    ITEM_TURN_SHARE,
     ITEM_TURNS,
     GridCell,
     estimate_skew,
     numbers_only,
     refine_rows,
     split_spanning_cells,
+    turns_like_items,
     words_in_cells,
 )
 from extraction.ocr.lines import EngineWord, build_page_lines
@@ -189,13 +189,8 @@ def _columns_of_items(cells: list[GridCell], texts: dict[int, str]) -> bool:
         text = texts[id(cell)]
         if any(c.isalnum() for c in text):
             kinds.setdefault(cell.column, []).append((cell.row, numbers_only(text)))
-    turning = []
-    for column in kinds.values():
-        if len(column) <= ITEM_TURNS:
-            continue
-        column.sort()
-        turns = sum(a[1] != b[1] for a, b in zip(column, column[1:], strict=False))
-        turning.append(turns >= ITEM_TURNS and turns >= ITEM_TURN_SHARE * len(column))
+    turning = [turns_like_items([figures for _, figures in sorted(column)])
+               for column in kinds.values() if len(column) > ITEM_TURNS]  # long enough to tell
     return bool(turning) and all(turning)
 
 

@@ -23,7 +23,8 @@ def token_list(request: HttpRequest) -> HttpResponse:
     if request.method == "POST":
         revoke = request.POST.get("revoke", "")
         if revoke:
-            if whole_number(revoke) is not None and services.token_revoke(user=request.user, token_id=whole_number(revoke)):
+            token_id = whole_number(revoke)
+            if token_id is not None and services.token_revoke(user=request.user, token_id=token_id):
                 messages.success(request, "The token is revoked: the API refuses it from now on.")
             else:
                 messages.error(request, "No such live token of yours.")

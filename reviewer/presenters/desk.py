@@ -56,8 +56,9 @@ def display_status(document: Document) -> tuple[str, str]:
 def selection(violations: list, items: dict[str, dict], *, path: str | None, violation_id: str | None
               ) -> tuple[list[dict], Any, str | None]:
     """The fields whose proofs are highlighted: one field, or every field a rule involves."""
-    if whole_number(violation_id) is not None:
-        violation = next((v for v in violations if v.id == whole_number(violation_id)), None)
+    wanted = whole_number(violation_id)
+    if wanted is not None:
+        violation = next((v for v in violations if v.id == wanted), None)
         if violation is not None:
             return [items[p] for p in involved_paths(violation.fields, items)], violation, None
     if path and path in items:

@@ -49,6 +49,13 @@ def _rows(post: Mapping[str, Any], prefix: str) -> list[dict[str, str]]:
     return out
 
 
+def _count_or_text(value: str) -> int | str:
+    """A count as a number where it is written in digits; as typed otherwise, for the definition's check to
+    refuse with its sentence."""
+    count = whole_number(value)
+    return value if count is None else count
+
+
 def data_from_post(post: Mapping[str, Any]) -> dict[str, Any]:
     """The definition the editor's form describes, as data for `spec_parse` (which checks it)."""
     tables: dict[str, dict[str, Any]] = {}
@@ -87,8 +94,7 @@ def data_from_post(post: Mapping[str, Any]) -> dict[str, Any]:
             value = row.get(name, "")
             if value:
                 rule[name] = (_split(value) if name in _LISTS else _pairs(value) if name == "defaults"
-                              else whole_number(value) if name == "count" and whole_number(value) is not None
-                              else value)
+                              else _count_or_text(value) if name == "count" else value)
         rule.update({flag: True for flag in _FLAGS if row.get(flag) == "on"})
         rules.append(rule)
     rubric = [{"code": row.get("code", ""), "label": row.get("label", ""), "question": row.get("question", ""),

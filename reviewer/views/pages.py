@@ -45,8 +45,8 @@ def page_annotated(request: HttpRequest, document_id: int, number: int) -> HttpR
         fields = selectors.desk_fields(extraction=extraction)
         if path:
             chosen = [fields[path]] if path in fields else []
-        elif whole_number(violation_id) is not None:
-            violation = Violation.objects.filter(extraction=extraction, pk=whole_number(violation_id)).first()
+        elif (wanted := whole_number(violation_id)) is not None:
+            violation = Violation.objects.filter(extraction=extraction, pk=wanted).first()
             chosen = [fields[p] for p in involved_paths(violation.fields if violation else [], fields)]
         else:
             chosen = list(fields.values())
