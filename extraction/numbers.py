@@ -216,10 +216,12 @@ def parse_digit_words(text: str) -> int | None:
 
 
 def digit_word_runs(text: str) -> list[int]:
-    """The numbers spelled by each run of consecutive digit words in a text ('56 CERO CINCO SEIS' -> [56])."""
+    """The numbers spelled by each run of consecutive digit words in a text ('56 CERO CINCO SEIS' -> [56]). A
+    numeral the OCR ran into the first word ('111UNO UNO UNO') is read apart from it: a word never begins
+    with a digit's own numeral."""
     runs: list[int] = []
     current: list[int] = []
-    for token in re.split(r"[\s,;/]+", text):
+    for token in re.split(r"[\s,;/]+|(?<=[0-9])(?=[^\W\d_])", text):
         d = digit_words(token) if token and not token[0].isdigit() else None  # "0" is a numeral, not a word
         if d is None:
             if current:

@@ -30,7 +30,8 @@ from statistics import median
 from extraction.numbers import digit_words, fold
 from extraction.ocr.blocks import OcrBlock
 from extraction.ocr.geometry import Box, block_box, block_polygon
-from extraction.ocr.layout import RULE_GLYPHS, estimate_skew, skew_of_quads, visual_rows
+from extraction.ocr.layout import RULE_GLYPHS, estimate_skew, straightened, visual_rows
+from extraction.ocr.layout import page_skew as layout_page_skew
 
 __all__ = ["PageRows", "Run", "page_skew", "token_kind"]
 
@@ -210,15 +211,15 @@ def numeric_runs(row: Sequence[OcrBlock], index: int = 0, *, boxes: dict[str, Bo
 
 
 def page_skew(lines: Sequence[OcrBlock], words: Sequence[OcrBlock]) -> float:
-    """A page's slope (dy per dx): from the engine's turned line boxes where it drew them for most of the
-    page's lines (a detector that read the whole page), else from the words (neighbouring words of a line
-    chain reliably, lines a gutter apart do not). A few turned boxes are not the page's: a born-digital page
-    whose stamp the OCR read in its image has the stamp's slope there, not the page's."""
+    """A page's slope (dy per dx): from the engine's turned line boxes and the rows its lines form
+    (layout.page_skew) where it drew them for most of the page's lines (a detector that read the whole page),
+    else from the words (neighbouring words of a line chain reliably, lines a gutter apart do not). A few
+    turned boxes are not the page's: a born-digital page whose stamp the OCR read in its image has the stamp's
+    slope there, not the page's."""
     quads = [block_polygon(b) for b in lines if b.polygon]
-    skew = skew_of_quads(quads) if 2 * len(quads) > len(lines) else None
-    if skew is None:
-        skew = estimate_skew([block_box(w) for w in words]) if words else 0.0
-    return skew
+    if 2 * len(quads) > len(lines):
+        return layout_page_skew([block_box(b) for b in lines], quads)
+    return estimate_skew([block_box(w) for w in words]) if words else 0.0
 
 
 def _fold_token(text: str) -> str:
@@ -230,10 +231,12 @@ class PageRows:
     row prints, and where a label (a row's name, such as a party) stands."""
 
     def __init__(self, words: Sequence[OcrBlock], *, skew: float = 0.0):
-        """`skew`: the page's slope in its own unit (`page_skew`)."""
-        measured = [block_box(w) for w in words]
+        """`skew`: the page's slope in its own unit (`page_skew`). Every box here is the word's once the turn
+        is taken out (layout.straightened): a column's left edge is one x down the page."""
+        self.skew = skew
+        measured = [straightened(block_box(w), skew) for w in words]
         self.boxes: dict[str, Box] = {w.id: b for w, b in zip(words, measured, strict=True)}
-        groups = visual_rows(measured, skew=skew)
+        groups = visual_rows(measured, skew=0.0)
         self.rows: list[list[OcrBlock]] = [[words[i] for i in row] for row in groups]
         self.row_of: dict[str, int] = {w.id: r for r, row in enumerate(self.rows) for w in row}
         self.runs: list[Run] = [run for r, row in enumerate(self.rows)
@@ -285,8 +288,8 @@ class PageRows:
         return row if head is None else head
 
     def box(self, word: OcrBlock) -> Box:
-        """A word's box in the page's unit."""
-        return self.boxes.get(word.id) or block_box(word)
+        """A word's box in the page's unit, the page's turn taken out."""
+        return self.boxes.get(word.id) or straightened(block_box(word), self.skew)
 
     def run_of(self, word_id: str) -> Run | None:
         """The number a word is part of, if any."""

@@ -17,7 +17,7 @@ from dataclasses import dataclass, replace
 
 from extraction.ocr.blocks import BBox, BlockType, OcrBlock
 from extraction.ocr.geometry import Box, PageSize, box_of, points_of
-from extraction.ocr.layout import estimate_skew, reading_order, skew_of_quads, text_lines
+from extraction.ocr.layout import page_skew, reading_order, text_lines
 
 
 @dataclass(frozen=True)
@@ -40,6 +40,19 @@ class PageLines:
     word_ids: list[str]  # the WORD block id of each input word, in input order (its first part's, if split)
 
 
+def _fragments(words: Sequence[EngineWord], boxes: Sequence[Box]) -> list[Box]:
+    """One upright box per line the engine read (its words sit level within it), and each word it placed in
+    none: what the page's rows are chained from."""
+    of_line: dict[int, list[Box]] = {}
+    alone: list[Box] = []
+    for word, box in zip(words, boxes, strict=True):
+        if word.line is None:
+            alone.append(box)
+        else:
+            of_line.setdefault(word.line, []).append(box)
+    return [Box.enclosing(group) for group in of_line.values()] + alone
+
+
 def build_page_lines(number: int, words: Sequence[EngineWord], *, size: PageSize,
                      engine_lines: Sequence[EngineLine] = (), keep_engine_order: bool = False,
                      scanned: bool = True) -> PageLines:
@@ -60,9 +73,7 @@ def build_page_lines(number: int, words: Sequence[EngineWord], *, size: PageSize
         origin += [index] * len(pieces)
     word_ids = [""] * len(words)
     boxes = [box_of(w.bbox, size) for w in words]
-    skew = skew_of_quads([points_of(line.polygon, size) for line in engine_lines])
-    if skew is None:
-        skew = estimate_skew(boxes)
+    skew = page_skew(_fragments(words, boxes), [points_of(line.polygon, size) for line in engine_lines])
     lines = text_lines(boxes, [w.text for w in words], [w.line for w in words], scanned=scanned, skew=skew)
     if keep_engine_order:
         lines.sort(key=min)

@@ -319,3 +319,52 @@ def test_page_geometry_refuses_boxes_that_are_not_in_the_pages_unit():
     with pytest.raises(TypeError, match="geometry.Box"):
         layout.visual_rows([(0.1, 0.1, 0.2, 0.11), (0.3, 0.1, 0.4, 0.11)])
     assert layout.visual_rows([Box(10, 10, 20, 21), Box(30, 10, 40, 21)]) == [[0, 1]]
+
+
+def _rows_turned_a_little(slope: float):
+    """Twenty rows of a name, four words read as separate lines and the figures, on a page turned by `slope`;
+    each line's box upright, and the detector's quadrilaterals drawn level (as it may draw them on a page
+    turned a degree or so). Text 30 px high, rows 36 px apart."""
+    boxes, texts, quads = [], [], []
+    for r in range(20):
+        for text, left, width in (("PARTY " + chr(65 + r), 40, 160), ("CERO", 800, 50), ("CERO", 860, 50),
+                                  ("UNO", 920, 50), ("CINCO", 980, 50), (f"00{r % 10}", 1400, 60)):
+            top = 100 + 36 * r + slope * left
+            boxes.append(Box(left, top, left + width, top + 30))
+            texts.append(text)
+            quads.append([(left, top), (left + width, top), (left + width, top + 30), (left, top + 30)])
+    return boxes, texts, quads
+
+
+def test_a_page_turned_a_little_takes_its_slope_from_its_rows_where_the_detector_drew_level_boxes():
+    # Turned 1.1 degrees: the figures stand 26 px (most of a row pitch) above their name. Under the level
+    # quadrilaterals' slope the name reads after its own figures; under the rows' slope, before them.
+    boxes, texts, quads = _rows_turned_a_little(-0.02)
+    assert layout.skew_of_quads(quads) == 0.0
+    skew = layout.page_skew(boxes, quads)
+    assert skew == pytest.approx(-0.02, abs=0.002)
+    order = [texts[i] for i in layout.reading_order(boxes, texts, skew=skew)]
+    assert order[:12] == ["PARTY A", "CERO", "CERO", "UNO", "CINCO", "000",
+                          "PARTY B", "CERO", "CERO", "UNO", "CINCO", "001"]
+    assert [texts[i] for i in layout.reading_order(boxes, texts, skew=0.0)][:2] != ["PARTY A", "CERO"]
+
+
+def test_a_page_the_detector_drew_turned_keeps_the_quadrilaterals_slope():
+    raw = _tilted_rapid_lines(-0.07)
+    quads = [line.quad for line in raw]
+    boxes = [Box(min(x for x, _ in q), min(y for _, y in q), max(x for x, _ in q), max(y for _, y in q)) for q in quads]
+    assert layout.page_skew(boxes, quads) == pytest.approx(-0.07)
+
+
+def test_a_turned_page_is_straightened_on_both_axes():
+    # A column's left edge a page high, turned 3 degrees, drifts 50 pt across; straightened, it is one x again.
+    slope = math.tan(math.radians(3))
+    c, s = math.cos(math.radians(3)), math.sin(math.radians(3))
+    lefts = []
+    for y in range(0, 1000, 100):
+        x0, y0 = 100 * c - y * s, 100 * s + y * c  # the column's edge at x=100 turned about the origin
+        box = Box(x0, y0, x0 + 40, y0 + 12)
+        assert abs(box.x0 - 100) < 60
+        lefts.append(layout.straightened(box, slope).x0)
+    assert max(lefts) - min(lefts) < 1.0
+    assert layout.straightened(Box(10, 20, 50, 32), 0.0) == Box(10, 20, 50, 32)

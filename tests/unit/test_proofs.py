@@ -213,6 +213,14 @@ def test_digit_words_support_a_count_only_when_asked_and_only_when_they_say_that
     assert not supports("CERO CERO CINCO SIETE", "PSUV 56 CERO CERO CINCO SEIS", word_numbers=True)
 
 
+def test_digit_words_the_ocr_ran_into_the_numeral_before_them_still_show_their_number():
+    # '111UNO UNO UNO': the space between the figures and the words lost; the words say 111 all the same
+    assert supports("UNO UNO UNO", "111UNO UNO UNO", word_numbers=True)
+    assert supports("UNO CUATRO", "14UNO CUATRO", word_numbers=True)
+    assert not supports("UNO CINCO", "14UNO CUATRO", word_numbers=True)
+    assert not supports("CUATRO", "14UNO CUATRO", word_numbers=True)
+
+
 def test_a_count_of_one_citing_a_line_reading_zero_is_not_supported():
     assert not supports(1, "0 CERO", word_numbers=True)
     assert not supports("UNO", "0 CERO", word_numbers=True)

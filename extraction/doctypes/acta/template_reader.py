@@ -21,8 +21,9 @@ from rapidfuzz import fuzz
 
 from extraction.doctypes.acta.layout import DIGIT_WORDS, PARTIES
 from extraction.ocr.blocks import BlockType, OcrBlock, OcrPage
-from extraction.ocr.geometry import block_box, block_polygon
-from extraction.ocr.layout import skew_of_quads
+from extraction.ocr.geometry import Box, block_box
+from extraction.ocr.layout import straightened
+from extraction.page_rows import page_skew
 from extraction.prompt_doc import PromptDocument
 
 READER_LABEL = "template reader (offline, no LLM)"
@@ -103,21 +104,20 @@ def _classify(atom: _Atom) -> None:
 
 
 def _atoms(page: OcrPage) -> list[_Atom]:
-    """The page's words placed in its own unit (extraction/ocr/geometry.py), the skew the engine's line
-    polygons show taken out."""
+    """The page's words placed in its own unit (extraction/ocr/geometry.py), the page's skew
+    (page_rows.page_skew) taken out."""
     lines = [b for b in page.blocks if b.type == BlockType.LINE]
     words_of: dict[str, list[OcrBlock]] = {}
     for b in page.blocks:
         if b.type == BlockType.WORD and b.parent:
             words_of.setdefault(b.parent, []).append(b)
-    slope = skew_of_quads([block_polygon(line) for line in lines]) or 0.0
+    slope = page_skew(lines, [b for b in page.blocks if b.type == BlockType.WORD])
     atoms: list[_Atom] = []
 
     def place(text: str, line: OcrBlock, word: OcrBlock | None, x0: float, x1: float, top: float,
               h: float) -> None:
-        # A small-angle rotation is a shear: y' = y - slope * x.
-        y = top + h / 2 - slope * (x0 + x1) / 2
-        atoms.append(_Atom(text=text, line=line, word=word, x0=x0, x1=x1, y=y, h=h))
+        box = straightened(Box(x0, top, x1, top + h), slope)
+        atoms.append(_Atom(text=text, line=line, word=word, x0=box.x0, x1=box.x1, y=box.cy, h=h))
 
     for line in lines:
         words = words_of.get(line.id)
