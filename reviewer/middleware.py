@@ -3,15 +3,20 @@ store that is away gets a page saying so."""
 
 from __future__ import annotations
 
+import json
 import logging
 from collections.abc import Callable
 
 from botocore.exceptions import BotoCoreError, ClientError
 from django.contrib import messages
+from django.core.exceptions import RequestDataTooBig
 from django.http import HttpRequest, HttpResponse, QueryDict
 from django.shortcuts import render
 from django.utils.cache import patch_cache_control
 from django_htmx.http import HttpResponseClientRefresh
+
+from extraction.nul import nul_at
+from reviewer.api.errors import API_PREFIX, problem_response
 
 log = logging.getLogger(__name__)
 
@@ -36,6 +41,8 @@ def private_cache_for_users(get_response: Callable[[HttpRequest], HttpResponse])
 
 NUL_REFUSED = ("The field “{name}” contains a NUL character (\\x00), which no text in Proofdesk may hold. "
                "Remove it and send the form again.")
+NUL_IN_ADDRESS = "The address contains a NUL character (\\x00), which no address in Proofdesk holds."
+_JSON_TYPES = ("application/json", "application/merge-patch+json", "application/problem+json")
 
 
 def _field_with_nul(values: QueryDict) -> str | None:
@@ -47,17 +54,55 @@ def _field_with_nul(values: QueryDict) -> str | None:
     return None
 
 
-def refuse_nul_characters(get_response: Callable[[HttpRequest], HttpResponse]):
-    """A NUL in a form or query value is refused with a 400 and a message, in one place for every view: the
-    database cannot store it (PostgreSQL text and JSON refuse \\x00) and no person types it."""
+def _json_field_with_nul(request: HttpRequest) -> str | None:
+    """The place of the first NUL in a JSON body ('value', 'fields.0.label'); None when there is none, or the
+    body is not JSON, or it is over the size the view refuses anyway (the view says so, not this)."""
+    if request.method not in ("POST", "PUT", "PATCH") or request.content_type not in _JSON_TYPES:
+        return None
+    try:
+        data = json.loads(request.body)
+    except (RequestDataTooBig, ValueError, RecursionError):
+        return None
+    place = nul_at(data)
+    return None if place is None else (place or "body")[:60]
+
+
+def _nul_in_request(request: HttpRequest) -> str | None:
+    """Why the request is refused for a NUL anywhere text enters (its address, query, form or JSON body);
+    None when it holds none. Cookies are not here: a cookie with a NUL is dropped before sessions read it."""
+    if "\x00" in request.path_info:
+        return NUL_IN_ADDRESS
+    name = _field_with_nul(request.GET)
+    if name is None and request.method == "POST":
+        name = _field_with_nul(request.POST)
+    if name is None:
+        name = _json_field_with_nul(request)
+    return None if name is None else NUL_REFUSED.format(name=name)
+
+
+def drop_cookies_with_nul(get_response: Callable[[HttpRequest], HttpResponse]):
+    """A cookie whose name or value holds a NUL is no cookie Proofdesk set: it is dropped, as if not sent,
+    before the session reads its key from the database (which refuses \\x00) for anyone, signed in or not."""
 
     def middleware(request: HttpRequest) -> HttpResponse:
-        name = _field_with_nul(request.GET)
-        if name is None and request.method == "POST":
-            name = _field_with_nul(request.POST)
-        if name is None:
+        for name in [n for n, v in request.COOKIES.items() if "\x00" in n or "\x00" in v]:
+            del request.COOKIES[name]
+        return get_response(request)
+
+    return middleware
+
+
+def refuse_nul_characters(get_response: Callable[[HttpRequest], HttpResponse]):
+    """A NUL in the address or in a query, form or JSON value is refused with a 400 and a message, in one
+    place for every view: the database cannot store it (PostgreSQL text and JSON refuse \\x00) and no person
+    types it. Under /api/ the 400 is application/problem+json, like every answer there."""
+
+    def middleware(request: HttpRequest) -> HttpResponse:
+        reason = _nul_in_request(request)
+        if reason is None:
             return get_response(request)
-        reason = NUL_REFUSED.format(name=name)
+        if request.path_info.startswith(API_PREFIX):
+            return problem_response(request, status=400, detail=reason)
         if request.headers.get("HX-Request") == "true":
             # htmx swaps no 400: the page reloads and shows the message instead of doing nothing.
             messages.error(request, reason)

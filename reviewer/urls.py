@@ -2,7 +2,7 @@ from django.contrib.auth import views as auth_views
 from django.urls import include, path
 
 from reviewer.api import views as api_views
-from reviewer.views import audit, auth, batches, doctypes, documents_admin, home, queue, users
+from reviewer.views import audit, auth, batches, doctypes, documents_admin, errors, home, queue, users
 
 urlpatterns = [
     path("", home.home, name="home"),
@@ -29,7 +29,11 @@ urlpatterns = [
     path("webhooks/", include("reviewer.webhooks.urls")),
 ]
 
-handler400 = batches.bad_request  # an upload the multipart parser refused gets the upload page
+# Pages for people (an upload the multipart parser refused gets the upload page); problems under /api/.
+handler400 = errors.bad_request
+handler403 = errors.permission_denied
+handler404 = errors.page_not_found
+handler500 = errors.server_error
 
 # The review desk, with its pages and edits.
 urlpatterns += [path("", include("reviewer.urls_desk"))]

@@ -12,6 +12,7 @@ from typing import Any
 
 import pydantic
 
+from extraction.nul import nul_at
 from extraction.typedef.expressions import ExpressionError, parse_expression
 from extraction.typedef.patterns import PatternError, pattern_compile
 from extraction.typedef.sentences import placeholders
@@ -37,6 +38,9 @@ class DefinitionError(ValueError):
 def spec_parse(data: Any) -> TypeSpec:
     """The definition `data` describes (a dict, as YAML or a form gives it), checked whole; DefinitionError
     lists every problem found."""
+    place = nul_at(data)
+    if place is not None:  # before anything stores or shows it: no text in Proofdesk holds a NUL
+        raise DefinitionError([f"{place or 'the definition'}: holds a NUL character (\\x00), which no text may hold"])
     try:
         spec = TypeSpec.model_validate(data)
     except pydantic.ValidationError as err:

@@ -6,12 +6,14 @@ from __future__ import annotations
 from http import HTTPStatus
 from typing import Any
 
-from django.core.exceptions import PermissionDenied
+from django.conf import settings
+from django.core.exceptions import PermissionDenied, RequestDataTooBig
 from django.http import Http404, HttpRequest, HttpResponse, JsonResponse
 from ninja import NinjaAPI
 from ninja.errors import AuthenticationError, HttpError, Throttled, ValidationError
 
 PROBLEM = "application/problem+json"
+API_PREFIX = "/api/"  # every answer under it, errors of the server's own limits included, is a problem
 # Where ninja says a parameter came from; a field's name is what follows.
 _SOURCES = {"body", "query", "path", "form", "file", "header", "cookie"}
 
@@ -39,6 +41,12 @@ def problem_response(request: HttpRequest, *, status: int, detail: str, title: s
     for name, value in (headers or {}).items():
         response[name] = value
     return response
+
+
+def too_big_detail() -> str:
+    limit = settings.DATA_UPLOAD_MAX_MEMORY_SIZE / (1024 * 1024)
+    return (f"The request's body is over the {limit:g} MB this server reads (files go in a multipart upload, "
+            "which has its own limit); nothing was done.")
 
 
 def field_of(loc: list | tuple) -> str:
@@ -84,6 +92,10 @@ def install(api: NinjaAPI) -> None:
     @api.exception_handler(PermissionDenied)
     def _forbidden(request, exc):
         return problem_response(request, status=403, detail=str(exc) or "Your role does not allow this.")
+
+    @api.exception_handler(RequestDataTooBig)
+    def _too_big(request, exc):  # answered here, not by Django's handler400, which logs a traceback for it
+        return problem_response(request, status=413, detail=too_big_detail())
 
     @api.exception_handler(Http404)
     def _not_found(request, exc):

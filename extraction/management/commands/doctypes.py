@@ -78,4 +78,7 @@ class Command(BaseCommand):
             version, created = doctype_version_save(data=spec.as_data(), user=user)
         except DefinitionError as err:
             raise CommandError(f"{path} cannot be imported:\n- " + "\n- ".join(err.problems)) from None
+        except UnicodeDecodeError as err:
+            raise CommandError(f"{path} cannot be imported: it is not UTF-8 text ({err.reason} at byte "
+                               f"{err.start})") from None
         self.stdout.write(f"{version.name} v{version.version}: {'saved' if created else 'unchanged, nothing saved'}")
