@@ -14,7 +14,7 @@ from extraction.numbers import as_int, digit_word_runs, fold, parse_digit_words
 from extraction.ocr.blocks import BlockType, OcrBlock
 from extraction.ocr.geometry import block_box
 from extraction.ocr.layout import visual_rows
-from extraction.page_rows import ITEM_PITCH, page_skew, token_kind
+from extraction.page_rows import ITEM_PITCH, token_kind
 from extraction.proof_blocks import ResolvedProof
 from extraction.proof_words import page_rows
 from extraction.proofs import block_index, resolve_field
@@ -282,11 +282,11 @@ def _cites_party(tokens: list[str], party_tokens: list[str]) -> bool:
     return any(tokens[i : i + n] == party_tokens for i in range(len(tokens) - n + 1))
 
 
-def _line_rows(index: Any, page: int) -> dict[str, int]:
+def _line_rows(index: Any, page: int, *, skew: float) -> dict[str, int]:
     """The visual row of every LINE of a page, skew taken out (extraction/ocr/layout.py): on a rotated scan
     a number at the right of a row sits lower than its party's name at the left, level with the next row's."""
     lines = [b for b in index.by_id.values() if b.type is BlockType.LINE and b.page == page]
-    rows = visual_rows([block_box(b) for b in lines], skew=page_skew(lines, index.words_by_page.get(page, [])))
+    rows = visual_rows([block_box(b) for b in lines], skew=skew)
     return {lines[i].id: r for r, row in enumerate(rows) for i in row}
 
 
@@ -295,7 +295,7 @@ def _page_rows(index: Any, page: int, ctx: RuleContext) -> tuple[dict[str, int],
     per context: they depend on the blocks only, and every cited line of the page asks for them."""
     memo: dict[int, Any] = ctx.cache.setdefault("acta_line_rows", {})
     if page not in memo:
-        row_of = _line_rows(index, page)
+        row_of = _line_rows(index, page, skew=page_rows(index, page, ctx).skew)
         by_row: dict[int | None, list[OcrBlock]] = defaultdict(list)
         for b in index.by_id.values():
             if b.type is BlockType.LINE and b.page == page:
