@@ -3,4 +3,5 @@ import os
 from django.core.asgi import get_asgi_application
 
 os.environ.setdefault("DJANGO_SETTINGS_MODULE", "reviewer.settings")
+os.environ.setdefault("PROOFDESK_PROCESS", "web")  # calls outside are bounded as a request needs (settings.py)
 application = get_asgi_application()

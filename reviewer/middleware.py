@@ -130,6 +130,10 @@ class StorageUnavailable:
             return None
         log.warning("the file store failed %s %s (%s: %s)", request.method, request.path,
                     type(exception).__name__, exception)
+        if request.path_info.startswith(API_PREFIX):
+            return problem_response(request, status=503, title="Storage unavailable", headers={"Retry-After": "60"},
+                                    detail="The file store does not answer. Every stored file is kept, and an "
+                                    "upload refused now left nothing behind: send it again later.")
         upload = request.method == "POST" and getattr(request.resolver_match, "url_name", "") == "batch_upload"
         response = render(request, "storage_unavailable.html", {"upload": upload}, status=503)
         response["Retry-After"] = "60"

@@ -20,6 +20,8 @@ VAR_DIR.mkdir(parents=True, exist_ok=True)
 
 PROOFDESK_ENV = env_choice("PROOFDESK_ENV", "development", ["development", "production"])
 PRODUCTION = PROOFDESK_ENV == "production"
+# Set by reviewer/wsgi.py and asgi.py: this process serves requests (calls outside are bounded tighter).
+SERVES_WEB = env_choice("PROOFDESK_PROCESS", "worker", ["worker", "web"]) == "web"
 DEBUG = env_bool("DJANGO_DEBUG", not PRODUCTION)
 
 
@@ -188,9 +190,17 @@ if STORAGE_BACKEND == "s3":
         read_timeout=env_float("AWS_S3_READ_TIMEOUT", 5.0, minimum=0.5, maximum=300),
         retries={"mode": "standard", "total_max_attempts": env_int("AWS_MAX_ATTEMPTS", 2, minimum=1, maximum=10)},
     )
-    _media_storage = {"BACKEND": "storages.backends.s3.S3Storage"}
+    if SERVES_WEB:
+        # A request holds a web worker while it waits: one try, bounded by AWS_S3_WEB_TIMEOUT, where a worker
+        # can wait longer and try again.
+        _web_timeout = env_float("AWS_S3_WEB_TIMEOUT", 2.0, minimum=0.1, maximum=60)
+        AWS_S3_CLIENT_CONFIG = Config(connect_timeout=_web_timeout, read_timeout=_web_timeout,
+                                      retries={"mode": "standard", "total_max_attempts": 1})
+    _media_storage = {"BACKEND": "extraction.s3.GuardedS3Storage"}
 else:
     _media_storage = {"BACKEND": "django.core.files.storage.FileSystemStorage"}
+# After a call could not reach the store, calls in that process fail at once for this long (extraction/s3.py).
+STORAGE_BREAKER_SECONDS = env_float("STORAGE_BREAKER_SECONDS", 10.0, minimum=0, maximum=600)
 STORAGES = {
     "default": _media_storage,
     "staticfiles": {

@@ -18,6 +18,7 @@ from django.core.files.uploadedfile import SimpleUploadedFile
 from django.urls import reverse
 
 from extraction.models import Batch, Document, Page, Upload
+from extraction.s3 import store_breaker
 from extraction.services.requeue import document_requeue
 from tests import badfiles
 from tests.acta_pipeline import scanned_acta
@@ -79,9 +80,11 @@ def s3(settings, monkeypatch):
     settings.AWS_S3_FILE_OVERWRITE = False
     settings.AWS_S3_CLIENT_CONFIG = Config(connect_timeout=TIMEOUT, read_timeout=TIMEOUT,
                                            retries={"mode": "standard", "total_max_attempts": ATTEMPTS})
-    settings.STORAGES = {**settings.STORAGES, "default": {"BACKEND": "storages.backends.s3.S3Storage"}}
+    settings.STORAGES = {**settings.STORAGES, "default": {"BACKEND": "extraction.s3.GuardedS3Storage"}}
+    store_breaker().reset()
     yield store
     store.stop()
+    store_breaker().reset()
 
 
 def test_a_batch_on_s3_survives_the_bucket_going_away_mid_batch(worker_env, users, client, tmp_path, s3):
@@ -144,6 +147,7 @@ def store_away(how: str, s3: S3, settings):
             yield
         finally:
             s3.start()
+            store_breaker().reset()
         return
     with silent_listener() as port:
         settings.AWS_S3_ENDPOINT_URL = f"http://127.0.0.1:{port}"
@@ -153,6 +157,7 @@ def store_away(how: str, s3: S3, settings):
         finally:
             settings.AWS_S3_ENDPOINT_URL = s3.endpoint
             settings.STORAGES = {**settings.STORAGES}
+            store_breaker().reset()  # back: the breaker's few seconds are not what these tests wait for
 
 
 def _timed(call):
@@ -232,3 +237,132 @@ def test_deleting_a_batch_while_the_store_is_away_deletes_it_and_leaves_its_file
     assert not Batch.objects.filter(pk=batch.pk).exists() and BatchDeletion.objects.filter(name="to-delete").exists()
     stored = s3.keys()
     assert upload.file.name in stored  # the file the store could not delete is still there, not half-gone
+
+
+# --- issue 40, finding 5: a hung store holds no web worker for long ---------------------------------------
+
+
+def _stored_page(tmp_path) -> Document:
+    batch = Batch.objects.create(name="stored", doctype="acta")
+    doc = Document.objects.create(batch=batch, filename="a.png", status="passed", sha256="0" * 64)
+    page = Page(document=doc, number=1, width=40, height=30)
+    page.image.save("page-0001.png", ContentFile(badfiles.make_png(tmp_path).read_bytes()))
+    return doc
+
+
+def test_after_a_call_to_a_hung_store_failed_the_next_requests_fail_at_once_and_it_is_tried_again_later(
+        users, client, tmp_path, s3, settings):
+    settings.STORAGE_BREAKER_SECONDS = 3.0
+    doc = _stored_page(tmp_path)
+    client.force_login(users["reviewer"])
+    url = reverse("desk_page_image", args=[doc.id, 1])
+    with silent_listener() as port:
+        settings.AWS_S3_ENDPOINT_URL = f"http://127.0.0.1:{port}"
+        settings.STORAGES = {**settings.STORAGES}
+        first, first_took = _timed(lambda: client.get(url))
+        later = [_timed(lambda: client.get(url)) for _ in range(5)]
+    assert first.status_code == 503 and TIMEOUT <= first_took < BOUND, first_took
+    assert [r.status_code for r, _ in later] == [503] * 5
+    assert max(took for _, took in later) < 0.5, [took for _, took in later]  # no call made: the breaker is open
+
+    settings.AWS_S3_ENDPOINT_URL = s3.endpoint  # the store is back; the breaker is still open for a moment
+    settings.STORAGES = {**settings.STORAGES}
+    assert client.get(url).status_code == 503
+    time.sleep(settings.STORAGE_BREAKER_SECONDS)
+    assert client.get(url).status_code == 200  # tried again once the breaker's seconds are over
+
+
+def test_the_apis_answer_while_the_store_is_away_is_a_problem(users, tmp_path, s3, settings):
+    from django.test import Client
+
+    from reviewer.api.services import token_create
+
+    doc = _stored_page(tmp_path)
+    secret = token_create(user=users["reviewer"], name="store away").secret
+    with store_away("refused", s3, settings):
+        response = Client().get(f"/api/v1/documents/{doc.id}/pages/1/image",
+                                headers={"Authorization": f"Bearer {secret}"})
+    assert response.status_code == 503 and response["Content-Type"] == "application/problem+json"
+    assert response["Retry-After"] == "60" and "Every stored file is kept" in response.json()["detail"]
+
+
+def test_a_web_process_tries_the_store_once_within_its_own_tighter_bound():
+    env = {**os.environ, **CREDENTIALS, "STORAGE_BACKEND": "s3", "AWS_STORAGE_BUCKET_NAME": BUCKET,
+           "DJANGO_SETTINGS_MODULE": "reviewer.settings"}
+    env.pop("PROOFDESK_PROCESS", None)
+    show = ("import reviewer.wsgi; from django.core.files.storage import default_storage as s; "
+            "c = s.connection.meta.client.meta.config; print(c.connect_timeout, c.read_timeout, c.retries)")
+    served = subprocess.run([sys.executable, "-c", show], cwd=ROOT, env=env, capture_output=True, text=True,
+                            timeout=120, check=False)
+    assert served.stdout.split(" ", 2) == ["2.0", "2.0", "{'mode': 'standard', 'total_max_attempts': 1}\n"], \
+        served.stderr[-2000:]
+
+
+@pytest.fixture
+def gunicorn(worker_env, s3, tmp_path):
+    """The app as deployed (gunicorn, 2 sync workers) on the test database, its store a port that never
+    answers; yields its base URL."""
+    port = free_port()
+    with silent_listener() as hung:
+        env = {**worker_env, **CREDENTIALS, "STORAGE_BACKEND": "s3", "AWS_STORAGE_BUCKET_NAME": BUCKET,
+               "AWS_S3_ENDPOINT_URL": f"http://127.0.0.1:{hung}", "DJANGO_DEBUG": "0",
+               "DJANGO_ALLOWED_HOSTS": "127.0.0.1,localhost"}
+        log = (tmp_path / "gunicorn.log").open("wb")
+        proc = subprocess.Popen([sys.executable, "-m", "gunicorn", "reviewer.wsgi", "--workers", "2",
+                                 "--bind", f"127.0.0.1:{port}", "--timeout", "60"], cwd=ROOT, env=env,
+                                stdout=log, stderr=subprocess.STDOUT)
+        base = f"http://127.0.0.1:{port}"
+        try:
+            wait_until(lambda: _answers(base), 60, "gunicorn serving")
+            yield base
+        finally:
+            proc.terminate()
+            proc.wait(timeout=30)
+            log.close()
+
+
+def _answers(base: str) -> bool:
+    import urllib.request
+
+    try:
+        with urllib.request.urlopen(f"{base}/login/", timeout=2) as response:
+            return response.status == 200
+    except OSError:
+        return False
+
+
+def test_six_users_waiting_on_a_hung_store_do_not_hold_both_web_workers(users, tmp_path, gunicorn):
+    """The probe's case: six page images asked at once of 2 sync workers while the store hangs. Each worker
+    waits out one call (AWS_S3_WEB_TIMEOUT), then answers the rest at once; the login page is not kept waiting."""
+    import urllib.error
+    import urllib.request
+    from concurrent.futures import ThreadPoolExecutor
+
+    from reviewer.api.services import token_create
+
+    doc = _stored_page(tmp_path)
+    secret = token_create(user=users["reviewer"], name="six").secret
+
+    def image() -> tuple[int, float]:
+        request = urllib.request.Request(f"{gunicorn}/api/v1/documents/{doc.id}/pages/1/image",
+                                         headers={"Authorization": f"Bearer {secret}"})
+        started = time.monotonic()
+        try:
+            with urllib.request.urlopen(request, timeout=60) as response:
+                status = response.status
+        except urllib.error.HTTPError as err:
+            status = err.code
+        return status, time.monotonic() - started
+
+    with ThreadPoolExecutor(max_workers=7) as pool:
+        images = [pool.submit(image) for _ in range(6)]
+        time.sleep(0.2)
+        started = time.monotonic()
+        assert _answers(gunicorn)
+        login_took = time.monotonic() - started
+        answered = [f.result() for f in images]
+    assert [status for status, _ in answered] == [503] * 6
+    slowest = max(took for _, took in answered)
+    print(f"six page images on a hung store: slowest {slowest:.1f} s; login page {login_took:.1f} s")
+    assert slowest < 2.0 * 2 + 2.0, answered  # at most one wait per worker, not one per request
+    assert login_took < 2.0 + 2.0, login_took
