@@ -136,7 +136,11 @@ LOGOUT_REDIRECT_URL = "login"
 # A cache all processes share: a folder on one machine, Redis (CACHE_URL=redis://...) on many.
 CACHE_URL = env_str("CACHE_URL")
 if CACHE_URL.startswith(("redis://", "rediss://")):
-    CACHES = {"default": {"BACKEND": "django.core.cache.backends.redis.RedisCache", "LOCATION": CACHE_URL}}
+    # A cache down or hung costs a request at most CACHE_TIMEOUT, then is skipped for CACHE_RETRY_SECONDS.
+    CACHES = {"default": {"BACKEND": "reviewer.cache_backend.BoundedRedisCache", "LOCATION": CACHE_URL,
+                          "OPTIONS": {"timeout": env_float("CACHE_TIMEOUT", 0.5, minimum=0.05, maximum=30),
+                                      "retry_seconds": env_float("CACHE_RETRY_SECONDS", 5.0, minimum=0,
+                                                                 maximum=600)}}}
 elif CACHE_URL:
     raise ImproperlyConfigured(f"CACHE_URL={CACHE_URL!r} is not a redis:// URL (leave it empty for a local folder)")
 else:
