@@ -245,10 +245,10 @@ def run_validation_loop(
 ) -> LoopResult:
     """Run up to `max_rounds` rounds of extract -> validate and return the best round and why it stopped.
 
-    Stops with "passed" (no violations), "stagnated" (every broken rule left has survived a re-read: the
-    model was told and kept its answer, the values the rule names unchanged), "exhausted" (rounds ran out)
-    or "error" (extract or validate raised something other than AnswerParseError; the exception is carried,
-    the best earlier round kept).
+    Stops with "passed" (no violations), "stagnated" (no broken rule left that the model could mend: each
+    survived a re-read, the model told and its values unchanged, or is a check that could not finish),
+    "exhausted" (rounds ran out) or "error" (extract or validate raised something other than
+    AnswerParseError; the exception is carried, the best earlier round kept).
     """
     if max_rounds < 1:
         raise ValueError(f"max_rounds must be >= 1, got {max_rounds}")
@@ -288,8 +288,9 @@ def run_validation_loop(
             # the same rule broken the same way, on the values it was told about: the model kept its answer
             kept |= {(v.key, values) for v in outcome.violations if v.key in asked
                      and (values := _values(outcome.answer, v.fields)) == _values(attempt.previous_answer, v.fields)}
-        open_ = tuple(v for v in outcome.violations
-                      if outcome.answer is None or (v.key, _values(outcome.answer, v.fields)) not in kept)
+        # A check that could not finish is for a person: telling the model would not make it finish.
+        open_ = tuple(v for v in outcome.violations if not v.unchecked
+                      and (outcome.answer is None or (v.key, _values(outcome.answer, v.fields)) not in kept))
         if not open_:
             return _result("stagnated", rounds, kept)
         attempt = Attempt(

@@ -13,6 +13,9 @@ from extraction.ocr.blocks import OcrBlock
 from extraction.prompt_doc import PromptDocument
 
 JsonScalar = str | int | float | None
+# The code of a check that could not finish (a type's pattern that ran out of time on a value).
+CHECK_UNFINISHED = "check_unfinished"
+
 
 @dataclass(frozen=True)
 class Violation:
@@ -31,6 +34,11 @@ class Violation:
         object.__setattr__(self, "fields", tuple(self.fields))
         object.__setattr__(self, "expected", _json_safe(self.expected))
         object.__setattr__(self, "found", _json_safe(self.found))
+
+    @property
+    def unchecked(self) -> bool:
+        """A check that could not be made (it ran out of time): not a pass, and not the model's to mend."""
+        return self.code == CHECK_UNFINISHED
 
     @property
     def key(self) -> tuple[str, tuple[str, ...], JsonScalar]:

@@ -20,6 +20,7 @@ IMPURE = {
     "extraction.selectors_dashboard",
     "extraction.selectors_doctypes",
     "extraction.sql_batch",
+    "extraction.s3",
     "extraction.storage",
     "extraction.tasks",
 }

@@ -15,7 +15,7 @@ from extraction.services.doctypes import doctype_version_save
 from extraction.services.ingest import IncomingFile, batch_create_from_files
 from extraction.services.pipeline import document_process
 from extraction.typedef.check import spec_parse
-from extraction.typedef.files import spec_from_yaml
+from extraction.typedef.files import spec_from_yaml, spec_to_yaml
 from tests.doctype_forms import posted
 from tests.receipts import OLD_RULE, reads_receipts, receipt
 
@@ -223,3 +223,34 @@ def test_an_admins_older_trials_are_deleted_with_their_files(client_as, llm_env)
         client.post("/types/new/", {**post_form(), "action": "try", "sample": sample, "ocr_engine": "pdf-text"})
     kept = Batch.objects.filter(trial=True).order_by("id")
     assert [b.documents.get().filename for b in kept] == ["t2.pdf", "t3.pdf", "t4.pdf"]
+
+
+SLOW_PATTERN = r"(a|aa)+$"  # backtracks catastrophically on 'aaaa…!' (issue 40)
+
+
+def test_the_editor_warns_of_a_pattern_that_backtracks_and_still_saves_it(client_as):
+    client = client_as("admin")
+    form = post_form(**{"field-3-key": "ref", "field-3-label": "Reference", "field-3-kind": "code",
+                        "field-3-pattern": SLOW_PATTERN, "field-3-pattern_source": "the shop's references"})
+    preview = client.post("/types/new/", {**form, "action": "preview"}).content.decode()
+    assert 'id="definition-warnings"' in preview and "backtracks catastrophically" in preview
+    assert client.post("/types/new/", {**form, "action": "save"}).status_code == 302
+    assert "backtracks catastrophically" in client.get("/types/shop_receipt/").content.decode()
+    plain = client.post("/types/new/", {**post_form(name="plain_receipt"), "action": "preview"}).content.decode()
+    assert 'id="definition-warnings"' not in plain
+
+
+def test_importing_a_definition_with_a_backtracking_pattern_saves_it_and_warns(tmp_path, db):
+    from io import StringIO
+
+    from django.core.management import call_command
+
+    data = _definition(after="2020-01-01")
+    data["fields"].append({"key": "ref", "label": "Reference", "kind": "code", "pattern": SLOW_PATTERN,
+                           "pattern_source": "the shop's references"})
+    path = tmp_path / "slow.yaml"
+    path.write_text(spec_to_yaml(spec_parse(data)))
+    err = StringIO()
+    call_command("doctypes", "import", str(path), stderr=err)
+    assert DocTypeVersion.objects.filter(name="shop_receipt").count() == 1
+    assert "warning: field 'ref'" in err.getvalue() and "backtracks catastrophically" in err.getvalue()

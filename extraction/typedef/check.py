@@ -14,15 +14,16 @@ import pydantic
 
 from extraction.nul import nul_at
 from extraction.typedef.expressions import ExpressionError, parse_expression
-from extraction.typedef.patterns import PatternError, pattern_compile
+from extraction.typedef.patterns import PatternError, pattern_backtracks, pattern_compile
 from extraction.typedef.sentences import placeholders
 from extraction.typedef.spec import PLACEHOLDERS, FieldSpec, RuleSpec, TypeSpec
+from extraction.violations import CHECK_UNFINISHED
 
-__all__ = ["RESERVED_CODES", "DefinitionError", "spec_parse"]
+__all__ = ["RESERVED_CODES", "DefinitionError", "spec_parse", "spec_warnings"]
 
 # Rule codes every type already uses (the proof rules, the loop's own): a defined rule cannot take them.
 RESERVED_CODES = frozenset({"proof_found", "value_grounded", "missing_value", "schema", "parse_error",
-                            "suspicious_pass", "audit_disagree"})
+                            "suspicious_pass", "audit_disagree", CHECK_UNFINISHED})
 _NUMERIC = frozenset({"number", "money", "count"})
 _SUMMED = _NUMERIC | {"fraction"}
 
@@ -49,6 +50,24 @@ def spec_parse(data: Any) -> TypeSpec:
     if problems:
         raise DefinitionError(problems)
     return spec
+
+
+def spec_warnings(spec: TypeSpec) -> list[str]:
+    """What is allowed but will not work well: a pattern that backtracks catastrophically, so that a value
+    like the one named cannot be checked in time and is marked unchecked for a person."""
+    patterns = [(f"field {ref!r}", f.pattern) for ref, f in spec.field_specs().items() if f.pattern]
+    patterns += [(f"rule {r.code!r}", r.pattern) for r in spec.rules if r.kind == "pattern" and r.pattern]
+    out = []
+    for where, pattern in patterns:
+        try:
+            slow = pattern_backtracks(pattern)
+        except PatternError:
+            continue  # a problem, reported as one
+        if slow is not None:
+            out.append(f"{where}: the pattern {pattern} backtracks catastrophically: on a value such as {slow!r} "
+                       "its check cannot finish in time, and the value is marked unchecked for a person. Write it "
+                       "so that no repeat can match the same text in more than one way (for example a+ for (a|aa)+).")
+    return out
 
 
 def _shape_problem(e: Any) -> str:

@@ -12,11 +12,11 @@ from extraction.answers import get_value
 from extraction.currency import ISO_4217, SYMBOL_CODES
 from extraction.dates import DATE_EXAMPLES, parse_date
 from extraction.numbers import fold, parse_fraction
-from extraction.typedef.patterns import pattern_matches
+from extraction.typedef.patterns import pattern_matches, pattern_unchecked
 from extraction.typedef.spec import FieldSpec
 from extraction.typedef.values import Fields, blank, ref_of, row_of
 from extraction.validation import required_fields_rule
-from extraction.violations import RuleContext, Violation
+from extraction.violations import CHECK_UNFINISHED, RuleContext, Violation
 
 __all__ = ["IMPLIED_LABELS", "folded", "implied_rules"]
 
@@ -25,6 +25,7 @@ Rule = Callable[[dict[str, Any], RuleContext], list[Violation]]
 IMPLIED_LABELS = {
     "date_parse": "A date cannot be read",
     "value_pattern": "A value does not have its form",
+    CHECK_UNFINISHED: "A value's check could not finish",
     "value_choice": "A value is not one of its choices",
     "negative_count": "A count is negative",
     "currency_code": "The currency is not a currency code",
@@ -70,7 +71,10 @@ def _kind_violations(f: FieldSpec, path: str, label: Callable[[], str], value: A
         return [Violation(code="date_parse", fields=(path,), expected="YYYY-MM-DD", found=text,
                           message=f"{label()} {text!r} is not a date in any known format (such as {DATE_EXAMPLES}); "
                           "answer it as YYYY-MM-DD")]
-    if f.pattern and pattern_matches(f.pattern, text) is False:
+    matches = pattern_matches(f.pattern, text) if f.pattern else True
+    if matches is None:
+        return [pattern_unchecked(label(), f.pattern, text, path)]
+    if matches is False:
         source = f" ({f.pattern_source})" if f.pattern_source else ""
         return [Violation(code="value_pattern", fields=(path,), expected=f.pattern, found=text,
                           message=f"{label()} {text!r} does not have the form {f.pattern}{source}")]

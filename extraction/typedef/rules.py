@@ -19,7 +19,7 @@ from extraction.numbers import parse_fraction, parse_number
 from extraction.typedef.expressions import parse_expression
 from extraction.typedef.kinds import folded
 from extraction.typedef.number_words import parse_number_words
-from extraction.typedef.patterns import pattern_matches
+from extraction.typedef.patterns import pattern_matches, pattern_unchecked
 from extraction.typedef.sentences import fill, placeholders
 from extraction.typedef.spec import RuleSpec
 from extraction.typedef.values import Fields, Number, blank, ref_of, row_of, shown
@@ -196,8 +196,21 @@ def _each_value(rule: RuleSpec, fields: Fields, test: Callable[[Any], tuple[Any,
 
 
 def _pattern(rule: RuleSpec, fields: Fields) -> Rule:
-    return _each_value(rule, fields, lambda v: (rule.pattern, str(v).strip())
-                       if pattern_matches(rule.pattern, str(v).strip()) is False else None)
+    def check(answer: dict[str, Any], ctx: RuleContext) -> list[Violation]:
+        out = []
+        for p in fields.paths(answer, rule.field or ""):
+            value = get_value(answer, p)
+            if blank(value):
+                continue
+            text = str(value).strip()
+            matches = pattern_matches(rule.pattern, text)
+            if matches is None:
+                out.append(pattern_unchecked(_words(p, fields), rule.pattern, text, p))
+            elif not matches:
+                out.append(_violation(rule, fields, answer, (p,), expected=rule.pattern, found=text, row_path=p))
+        return out
+
+    return check
 
 
 def _date_range(rule: RuleSpec, fields: Fields) -> Rule:

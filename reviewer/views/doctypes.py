@@ -18,7 +18,7 @@ from extraction.ocr.registry import ENGINE_CHOICES
 from extraction.selectors_doctypes import doctype_latest_versions, doctype_version_get, doctype_versions
 from extraction.services.doctypes import doctype_trial_run, doctype_version_save
 from extraction.services.ingest import IncomingFile
-from extraction.typedef.check import DefinitionError, spec_parse
+from extraction.typedef.check import DefinitionError, spec_parse, spec_warnings
 from extraction.typedef.files import spec_to_yaml
 from extraction.typedef.spec import FIELD_KINDS, RULE_KINDS
 from reviewer.access import role_required
@@ -89,11 +89,19 @@ def doctype_edit(request: HttpRequest, name: str | None = None) -> HttpResponse:
         data = {"name": "", "label": "", "description": "", "instructions": "", "fields": [], "rules": []}
     context = {
         "name": name, "saved": saved, "data": data, "rows": rows_from_data(data), "problems": problems,
+        "warnings": _warnings(data) if not problems else [],
         "preview": _preview(data) if not problems else None, "field_kinds": FIELD_KINDS, "rule_kinds": RULE_KINDS,
         "engines": ENGINE_CHOICES, "trial": trial_document,
         "versions": doctype_versions(name=name) if name else [],
     }
     return render(request, "doctypes/edit.html", context, status=400 if problems else 200)
+
+
+def _warnings(data: dict) -> list[str]:
+    try:
+        return spec_warnings(spec_parse(data))
+    except DefinitionError:
+        return []  # the definition's problems are shown where it is saved or previewed
 
 
 def _shipped(name: str) -> dict:

@@ -8,12 +8,13 @@ from pathlib import Path
 import pytest
 
 from extraction.doctypes.base import DocumentType, EditRefused
+from extraction.loop import run_validation_loop
 from extraction.typedef.build import doctype_build
-from extraction.typedef.check import DefinitionError, spec_parse
+from extraction.typedef.check import DefinitionError, spec_parse, spec_warnings
 from extraction.typedef.expressions import ExpressionError, parse_expression
 from extraction.typedef.files import spec_from_yaml, spec_to_yaml
-from extraction.typedef.patterns import pattern_matches
-from extraction.violations import RuleContext
+from extraction.typedef.patterns import pattern_backtracks, pattern_matches
+from extraction.violations import CHECK_UNFINISHED, RuleContext
 
 ROOT = Path(__file__).resolve().parents[2]
 CTX = RuleContext()
@@ -509,3 +510,69 @@ def test_a_sentence_names_the_field_it_speaks_of_in_words():
     (v,) = broken(doctype, answer(lines=twice))["sku_once"]
     assert v.message == "The SKU A1 is on line 2 again."
     assert broken(doctype, answer(lines=[]))["has_lines"][0].message.startswith("A bill lists its lines")
+
+
+# --- a check that cannot finish (issue 40): the field is unchecked, not passed; the definition warns ---
+
+
+SLOW = r"(a|aa)+$"
+ADVERSARIAL = "a" * 28 + "!"
+
+
+def _with_slow_field_pattern():
+    data = bill()
+    data["fields"].append({"key": "ref", "label": "Reference", "kind": "code", "pattern": SLOW,
+                           "pattern_source": "the issuer's references"})
+    return doctype_build(spec_parse(data))
+
+
+def _with_slow_pattern_rule():
+    data = bill()
+    data["fields"].append({"key": "ref", "label": "Reference", "kind": "text"})
+    data["rules"].append({"code": "ref_form", "label": "Reference form", "kind": "pattern", "field": "ref",
+                          "pattern": SLOW, "source": "the issuer's references", "message": "Bad ref {found}."})
+    return doctype_build(spec_parse(data))
+
+
+def test_a_field_whose_pattern_runs_out_of_time_is_marked_unchecked_not_passed():
+    for doctype in (_with_slow_field_pattern(), _with_slow_pattern_rule()):
+        found = broken(doctype, answer(ref=F(ADVERSARIAL)))
+        assert list(found) == [CHECK_UNFINISHED], found
+        (v,) = found[CHECK_UNFINISHED]
+        assert v.unchecked and v.fields == ("ref",) and v.found == ADVERSARIAL
+        assert "could not be checked" in v.message and "unchecked" in v.message
+
+
+def test_a_value_the_same_pattern_decides_in_time_is_passed_or_broken_as_before():
+    doctype = _with_slow_pattern_rule()
+    assert broken(doctype, answer(ref=F("aaaa"))) == {}
+    assert list(broken(doctype, answer(ref=F("ab")))) == ["ref_form"]
+
+
+def test_an_unchecked_field_is_not_sent_back_to_the_model_and_the_document_does_not_pass():
+    doctype = _with_slow_field_pattern()
+    asked = []
+
+    def extract(attempt):
+        asked.append(attempt.round)
+        return doctype.parse_answer(answer(ref=F(ADVERSARIAL)))
+
+    result = run_validation_loop(extract, lambda a: [v for rule in doctype.rules for v in rule(a, CTX)], 3)
+    assert asked == [1]  # the model cannot make a check finish: no second round for it
+    assert not result.best.passed and result.reason == "stagnated"
+    assert [v.code for v in result.best.violations] == [CHECK_UNFINISHED]
+
+
+def test_the_definitions_check_warns_of_a_pattern_that_backtracks_catastrophically_and_names_a_value():
+    data = bill()
+    data["fields"].append({"key": "ref", "label": "Reference", "kind": "code", "pattern": SLOW,
+                           "pattern_source": "the issuer's references"})
+    warnings = spec_warnings(spec_parse(data))
+    assert len(warnings) == 1 and "field 'ref'" in warnings[0] and "backtracks catastrophically" in warnings[0]
+    assert spec_warnings(spec_parse(bill())) == []
+
+
+def test_the_backtracking_probe_finds_nested_repeats_and_leaves_ordinary_formats_alone():
+    assert pattern_backtracks(SLOW) is not None
+    for pattern in (r"B-\d{4}", r"[A-Z]{2}\d{6}", r"\d+(\.\d+)?", r"^[\w.+-]+@[\w-]+\.[\w.]+$", r"\d{3}-\d{4}"):
+        assert pattern_backtracks(pattern) is None, pattern

@@ -15,7 +15,7 @@ from django.core.management.base import BaseCommand, CommandError
 from extraction.doctypes.registry import UnknownDocumentType, all_doctypes, get_doctype
 from extraction.selectors_doctypes import doctype_latest_versions, doctype_version_get
 from extraction.services.doctypes import doctype_version_save
-from extraction.typedef.check import DefinitionError, spec_parse
+from extraction.typedef.check import DefinitionError, spec_parse, spec_warnings
 from extraction.typedef.files import MAX_FILE, spec_from_yaml, spec_to_yaml
 
 
@@ -82,3 +82,5 @@ class Command(BaseCommand):
             raise CommandError(f"{path} cannot be imported: it is not UTF-8 text ({err.reason} at byte "
                                f"{err.start})") from None
         self.stdout.write(f"{version.name} v{version.version}: {'saved' if created else 'unchanged, nothing saved'}")
+        for warning in spec_warnings(spec):
+            self.stderr.write(f"warning: {warning}")
