@@ -37,8 +37,8 @@ class Receiver:
     """An HTTP receiver on 127.0.0.1 that verifies each delivery's signature and answers `status` (a number, or
     "hang": never answers). Stopped, its port refuses connections: the receiver is down."""
 
-    def __init__(self, secret: str, port: int | None = None, status: int | str = 200):
-        self.secret, self.port, self.status = secret, port or free_port(), status
+    def __init__(self, secret: str, port: int | None = None, status: int | str = 200, answer: bytes | None = None):
+        self.secret, self.port, self.status, self.answer = secret, port or free_port(), status, answer
         self.received: list[dict] = []
         self.server: ThreadingHTTPServer | None = None
         self.release = threading.Event()  # lets hanging handlers end when the test is over
@@ -66,7 +66,8 @@ class Receiver:
                     return
                 self.send_response(status)
                 self.end_headers()
-                self.wfile.write(b"thanks" if status < 300 else b"not now")
+                self.wfile.write(receiver.answer if receiver.answer is not None
+                                 else b"thanks" if status < 300 else b"not now")
 
             def log_message(self, *args) -> None:
                 pass
@@ -309,3 +310,48 @@ def test_deliveries_have_their_own_queue_so_a_webhook_worker_sends_them_and_neve
         worker.stop()
         r.stop()
     assert Document.objects.get(batch=batch, filename="acta-71.pdf").status == "queued"
+
+
+# --- issue 40, finding 2: what a receiver answered is always recorded, and the attempt limit always holds ----
+
+
+def test_a_receivers_answer_holding_a_nul_is_recorded_and_the_event_is_not_sent_again(db, receiver):
+    r = receiver(answer=b"ok\x00\x00bye")
+    delivery = _delivery(r.url, r.secret)
+    assert delivery_attempt(delivery_id=delivery.id) == "delivered"
+    delivery.refresh_from_db()
+    assert (delivery.status, delivery.attempts) == ("delivered", 1)
+    assert delivery.attempt_rows.get().response_excerpt == "ok\ufffd\ufffdbye"
+    assert deliveries_queue_due(now=timezone.now() + timedelta(days=2)) == 0
+    assert delivery_attempt(delivery_id=delivery.id) == "not due" and len(r.received) == 1
+
+
+def test_a_refusal_holding_a_nul_is_recorded_and_retried_on_the_backoff(db, receiver):
+    r = receiver(status=503, answer=b"busy\x00")
+    delivery = _delivery(r.url, r.secret)
+    assert delivery_attempt(delivery_id=delivery.id) == "will retry"
+    attempt = Delivery.objects.get(pk=delivery.pk).attempt_rows.get()
+    assert (attempt.status_code, attempt.response_excerpt) == (503, "busy\ufffd")
+
+
+def test_when_recording_attempts_fails_every_time_the_receiver_still_gets_at_most_the_attempt_limit(
+        db, receiver, monkeypatch):
+    from reviewer.webhooks import backoff, services
+
+    def broken_finish(**_kwargs):
+        raise RuntimeError("recording failed")
+
+    monkeypatch.setattr(services, "_finish", broken_finish)
+    r = receiver()
+    delivery = _delivery(r.url, r.secret)
+    for _ in range(backoff.MAX_ATTEMPTS + 7):
+        try:
+            delivery_attempt(delivery_id=delivery.id)
+        except RuntimeError:
+            pass
+        # the claim runs out as if the worker had waited for it
+        Delivery.objects.filter(pk=delivery.pk).update(claimed_until=timezone.now() - timedelta(seconds=1))
+    assert len(r.received) == backoff.MAX_ATTEMPTS
+    deliveries_queue_due()
+    delivery.refresh_from_db()
+    assert (delivery.status, delivery.attempts) == ("failed", backoff.MAX_ATTEMPTS)

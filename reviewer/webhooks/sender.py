@@ -15,6 +15,7 @@ import threading
 import time
 from dataclasses import dataclass
 
+from extraction.nul import nul_free
 from reviewer.webhooks.urlguard import Target
 
 EXCERPT_BYTES = 1000  # of the response body, kept on the attempt
@@ -86,5 +87,5 @@ def post(*, target: Target, path: str, body: bytes, headers: dict[str, str], tim
         watchdog.cancel()
         conn.close()
     timed_out = fired.is_set() and status is None
-    return Outcome(status_code=status, error=error[:500], timed_out=timed_out,
-                   duration_ms=round((time.monotonic() - started) * 1000), excerpt=excerpt)
+    return Outcome(status_code=status, error=nul_free(error[:500]), timed_out=timed_out,
+                   duration_ms=round((time.monotonic() - started) * 1000), excerpt=nul_free(excerpt))

@@ -18,12 +18,13 @@ from urllib.parse import urlsplit
 
 from celery import signature
 from django.conf import settings
-from django.db import transaction
+from django.db import DatabaseError, transaction
 from django.db.models import F, Max, Q
 from django.urls import reverse
 from django.utils import timezone
 
 from extraction.models import Batch, Document, Extraction
+from extraction.nul import nul_free
 from extraction.services.dispatch import PUBLISH_RETRY, broker_queue_size
 from extraction.states import Status
 from reviewer.webhooks import backoff, sender, signing, urlguard
@@ -195,9 +196,14 @@ def deliveries_queue(delivery_ids: list[int]) -> list[int]:
     return sent
 
 
+def _unclaimed(now) -> Q:
+    return Q(claimed_until__isnull=True) | Q(claimed_until__lt=now)
+
+
 def _due(now) -> Q:
-    return (Q(status=Delivery.Status.PENDING, next_attempt_at__lte=now, endpoint__active=True)
-            & (Q(claimed_until__isnull=True) | Q(claimed_until__lt=now)))
+    # The limit on attempts is in the claim itself: whatever fails after a send, no delivery is sent more often.
+    return (Q(status=Delivery.Status.PENDING, next_attempt_at__lte=now, endpoint__active=True,
+              attempts__lt=backoff.MAX_ATTEMPTS) & _unclaimed(now))
 
 
 def deliveries_queue_due(*, now=None, limit: int = 500) -> int:
@@ -205,6 +211,10 @@ def deliveries_queue_due(*, now=None, limit: int = 500) -> int:
     ago while the broker's queue is empty was lost (a broker restarted, a worker killed holding it): sent again.
     A worker killed mid-attempt leaves its claim, which runs out, and the delivery is due again."""
     now = now or timezone.now()
+    # A delivery whose last attempt was sent but never recorded (its worker died, its recording failed) and
+    # that has no attempt left ends here, where the claim would otherwise leave it pending for ever.
+    Delivery.objects.filter(_unclaimed(now), status=Delivery.Status.PENDING, attempts__gte=backoff.MAX_ATTEMPTS).update(
+        status=Delivery.Status.FAILED, claimed_until=None, next_attempt_at=None)
     due = Delivery.objects.filter(_due(now))
     without_message = Q(queued_at__isnull=True)
     lost_before = now - timedelta(seconds=settings.DISPATCH_LOST_AFTER_SECONDS)
@@ -258,12 +268,25 @@ def _send(delivery: Delivery) -> sender.Outcome:
                        timeout=settings.WEBHOOK_TIMEOUT_SECONDS)
 
 
+def _attempt_record(*, attempt: Attempt, outcome: sender.Outcome, now) -> None:
+    """What the receiver answered, on its attempt. What it sent is only shown, so text the database refuses
+    is recorded without its answer rather than not at all: the delivery's state must follow."""
+    fields = {"finished_at": now, "status_code": outcome.status_code, "timed_out": outcome.timed_out,
+              "duration_ms": outcome.duration_ms}
+    try:
+        with transaction.atomic():
+            Attempt.objects.filter(pk=attempt.pk).update(**fields, error=nul_free(outcome.error),
+                                                         response_excerpt=nul_free(outcome.excerpt))
+    except DatabaseError as exc:
+        log.warning("webhook attempt %s: the receiver's answer could not be stored (%s)", attempt.pk, exc)
+        Attempt.objects.filter(pk=attempt.pk).update(**fields, error="the receiver's answer could not be stored",
+                                                     response_excerpt="")
+
+
 def _finish(*, delivery: Delivery, attempt: Attempt, outcome: sender.Outcome) -> str:
     now = timezone.now()
     with transaction.atomic():
-        Attempt.objects.filter(pk=attempt.pk).update(
-            finished_at=now, status_code=outcome.status_code, error=outcome.error, timed_out=outcome.timed_out,
-            duration_ms=outcome.duration_ms, response_excerpt=outcome.excerpt)
+        _attempt_record(attempt=attempt, outcome=outcome, now=now)
         # fenced by the claim: an attempt that outlived its claim (another took the delivery) changes nothing
         mine = Delivery.objects.filter(pk=delivery.pk, status=Delivery.Status.PENDING, attempts=attempt.number)
         if outcome.ok:
