@@ -62,6 +62,24 @@ def test_loopback_private_link_local_and_reserved_addresses_are_refused(url):
         urlguard.check(url)  # the real resolver: these are literal addresses, or localhost
 
 
+@pytest.mark.parametrize("url", [
+    "http://[::127.0.0.1]/", "http://[::7f00:1]/", "http://[::10.0.0.1]/", "http://[::169.254.169.254]/",  # IPv4-compatible
+    "http://[64:ff9b::7f00:1]/", "http://[64:ff9b::a9fe:a9fe]/", "http://[64:ff9b:1::7f00:1]/",  # NAT64
+    "http://[2002:7f00:1::]/", "http://[2002:a00:1::1]/", "http://[2002:a9fe:a9fe::]/",  # 6to4
+    "http://[2001:0:4136:e378:8000:63bf:3fff:fdd2]/",  # Teredo, whose client is a documentation address
+    "http://[::ffff:10.0.0.1]/", "http://[::ffff:7f00:1]/",  # IPv4-mapped, in hex too
+])
+def test_every_ipv6_form_that_embeds_a_private_ipv4_address_is_refused(url):
+    with pytest.raises(urlguard.UnsafeUrl, match="private, loopback, link-local or reserved"):
+        urlguard.check(url)
+
+
+@pytest.mark.parametrize("address", ["2606:4700::1111", "64:ff9b::808:808", "2002:808:808::1", "::ffff:8.8.8.8"])
+def test_ipv6_addresses_that_reach_only_public_addresses_are_accepted(address):
+    # a NAT64 or 6to4 address of a public IPv4 address reaches that public address: as allowed as it is
+    assert urlguard.check(f"http://[{address}]/").addresses == (address,)
+
+
 def test_a_hostname_resolving_to_a_private_address_is_refused_even_beside_a_public_one():
     with pytest.raises(urlguard.UnsafeUrl, match="10.0.0.5"):
         urlguard.check("https://hooks.example.com/x", resolver=resolving_to("93.184.216.34", "10.0.0.5"))

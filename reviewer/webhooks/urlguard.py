@@ -39,11 +39,40 @@ def resolve(host: str, port: int) -> list[str]:
     return list(dict.fromkeys(info[4][0] for info in infos))
 
 
-def is_public(address: str) -> bool:
-    ip = ipaddress.ip_address(address.split("%", 1)[0])  # an IPv6 zone id is not part of the address
-    if isinstance(ip, ipaddress.IPv6Address) and ip.ipv4_mapped is not None:
-        ip = ip.ipv4_mapped  # ::ffff:127.0.0.1 is loopback
+# IPv6 forms that carry an IPv4 address in their last 32 bits, reaching it through a translator or a tunnel:
+# IPv4-compatible (::a.b.c.d, RFC 4291), NAT64's well-known and local-use prefixes (RFC 6052, RFC 8215).
+_CARRY_IPV4_LOW = (ipaddress.IPv6Network("::/96"), ipaddress.IPv6Network("64:ff9b::/96"),
+                   ipaddress.IPv6Network("64:ff9b:1::/48"))
+
+
+def _embedded_ipv4(ip: ipaddress.IPv6Address) -> list[ipaddress.IPv4Address]:
+    """The IPv4 addresses an IPv6 address reaches: mapped (::ffff:a.b.c.d), IPv4-compatible, NAT64, 6to4
+    (2002:AABB:CCDD::, RFC 3056) and Teredo's server and client (2001::/32, RFC 4380)."""
+    out = [ip.ipv4_mapped] if ip.ipv4_mapped is not None else []
+    if any(ip in net for net in _CARRY_IPV4_LOW) and int(ip) & 0xFFFFFFFF:
+        out.append(ipaddress.IPv4Address(int(ip) & 0xFFFFFFFF))
+    if ip.sixtofour is not None:
+        out.append(ip.sixtofour)
+    if ip.teredo is not None:
+        out.extend(ip.teredo)
+    return out
+
+
+def _public_ip(ip: ipaddress.IPv4Address | ipaddress.IPv6Address) -> bool:
     return ip.is_global and not ip.is_multicast
+
+
+def is_public(address: str) -> bool:
+    """Whether the address, and every IPv4 address it embeds, is public. An IPv6 form that carries a private
+    IPv4 address ([::127.0.0.1], [64:ff9b::7f00:1], [2002:7f00:1::]) reaches that address through a
+    translator or tunnel (or the host's own stack), so it is as private as what it carries."""
+    ip = ipaddress.ip_address(address.split("%", 1)[0])  # an IPv6 zone id is not part of the address
+    if isinstance(ip, ipaddress.IPv4Address):
+        return _public_ip(ip)
+    embedded = _embedded_ipv4(ip)
+    if ip.ipv4_mapped is not None:
+        return _public_ip(ip.ipv4_mapped)  # ::ffff:0:0/96 is never global itself: its IPv4 address decides
+    return _public_ip(ip) and all(_public_ip(v4) for v4 in embedded)
 
 
 def parse(url: str) -> tuple[str, str, int]:
