@@ -13,20 +13,25 @@ PY=.venv/bin/python
 $PY manage.py migrate --noinput -v0
 $PY manage.py demo_setup
 
-worker=""
+workers=()
 web=""
+alive() {
+  for group in "${workers[@]}"; do kill -0 -- "-$group" 2>/dev/null && return 0; done
+  [ -n "$web" ] && kill -0 "$web" 2>/dev/null
+}
 stop() {
-  # Ctrl-C, TERM or the terminal closing (HUP): the web server stops at once; the worker gets a few seconds to finish its document, then it
-  # and its pool are killed (a document it was reading goes back to the queue when its lease runs out).
+  # Ctrl-C, TERM or the terminal closing (HUP): the web server stops at once; the workers get a few seconds to
+  # finish their task, then they and their pools are killed (a document being read goes back to the queue when
+  # its lease runs out; a delivery being sent is sent again by the sweep).
   trap - INT TERM HUP EXIT
   kill -TERM "$web" 2>/dev/null || true
-  [ -n "$worker" ] && kill -TERM -- "-$worker" 2>/dev/null || true
+  for group in "${workers[@]}"; do kill -TERM -- "-$group" 2>/dev/null || true; done
   for _ in $(seq 1 50); do
-    kill -0 -- "-$worker" 2>/dev/null || kill -0 "$web" 2>/dev/null || break
+    alive || break
     sleep 0.1
   done
   # Whatever did not stop by now is killed, the web server too, so that the wait below cannot hang.
-  [ -n "$worker" ] && kill -KILL -- "-$worker" 2>/dev/null || true
+  for group in "${workers[@]}"; do kill -KILL -- "-$group" 2>/dev/null || true; done
   [ -n "$web" ] && kill -KILL "$web" 2>/dev/null || true
   wait 2>/dev/null || true
   echo "Proofdesk demo stopped."
@@ -34,15 +39,23 @@ stop() {
 }
 trap stop INT TERM HUP EXIT
 
-# The worker runs in its own process group (setsid), so that it and its pool can be stopped together.
-# It also runs the reaper (extraction/reaper.py): documents of a killed run come back by themselves.
-setsid .venv/bin/celery -A reviewer worker --concurrency 1 --loglevel WARNING &
-worker=$!
+# Each worker runs in its own process group (setsid), so that it and its pool can be stopped together.
+# Documents and webhook deliveries have a worker each (settings.WEBHOOK_QUEUE): a receiver that hangs holds
+# only a delivery, never a document. Both run the reaper (extraction/reaper.py): documents of a killed run
+# come back by themselves.
+documents_queue="${CELERY_TASK_DEFAULT_QUEUE:-celery}"
+webhooks_queue="${WEBHOOK_QUEUE:-$documents_queue-webhooks}"
+setsid .venv/bin/celery -A reviewer worker -Q "$documents_queue" -n "documents@%h" --concurrency 1 \
+  --loglevel WARNING &
+workers+=($!)
+setsid .venv/bin/celery -A reviewer worker -Q "$webhooks_queue" -n "webhooks@%h" --concurrency 1 \
+  --loglevel WARNING &
+workers+=($!)
 $PY manage.py runserver "$HOST:$PORT" --noreload &
 web=$!
 
 sleep 2
 echo
-echo "Proofdesk is running at http://$HOST:$PORT/  (Ctrl-C stops the web server and the worker)"
+echo "Proofdesk is running at http://$HOST:$PORT/  (Ctrl-C stops the web server and the workers)"
 echo
-wait -n "$worker" "$web"
+wait -n "${workers[@]}" "$web"

@@ -38,6 +38,19 @@ def _processes_of(var_dir: Path) -> list[int]:
     return mine
 
 
+def _worker_queues(var_dir: Path) -> set[str]:
+    """The -Q of every Celery worker of the demo; a worker started without one would take every queue ('*')."""
+    queues = set()
+    for pid in _processes_of(var_dir):
+        try:
+            args = (Path("/proc") / str(pid) / "cmdline").read_bytes().decode(errors="replace").split("\0")
+        except OSError:
+            continue
+        if "worker" in args and any(a.endswith("celery") for a in args):
+            queues.add(args[args.index("-Q") + 1] if "-Q" in args else "*")
+    return queues
+
+
 def _state_of(var_dir: Path, log: Path) -> str:
     """What a failure needs to be understood: the demo's processes (state, what they wait in) and its log's end."""
     pids = [str(pid) for pid in _processes_of(var_dir)]
@@ -95,7 +108,11 @@ def test_the_demo_hides_its_urls_and_stops_within_seconds_of_ctrl_c(tmp_path, st
             assert css.status == 200
         # The worker is reading a sample (OCR of a scan takes seconds): exactly when Ctrl-C used to hang.
         wait_until(lambda: _processing(var_dir / "db.sqlite3"), 120, "the worker starting on a document")
-        assert len(_processes_of(var_dir)) >= 3  # the script, the web server, the worker and its pool
+        assert len(_processes_of(var_dir)) >= 4  # the script, the web server, the workers and their pools
+        # documents and webhook deliveries on workers of their own: a receiver that hangs never holds a document
+        documents = env.get("CELERY_TASK_DEFAULT_QUEUE", "celery")
+        assert _worker_queues(var_dir) == {documents, env.get("WEBHOOK_QUEUE", f"{documents}-webhooks")}, \
+            _state_of(var_dir, tmp_path / "demo.log")
         sig, to_group = STOPS[stop]
         pressed = time.monotonic()
         if to_group:
