@@ -22,7 +22,9 @@ PROOFDESK_ENV = env_choice("PROOFDESK_ENV", "development", ["development", "prod
 PRODUCTION = PROOFDESK_ENV == "production"
 # Set by reviewer/wsgi.py and asgi.py: this process serves requests (calls outside are bounded tighter).
 SERVES_WEB = env_choice("PROOFDESK_PROCESS", "worker", ["worker", "web"]) == "web"
-DEBUG = env_bool("DJANGO_DEBUG", not PRODUCTION)
+# Off unless asked for, however the server is started: Django's debug pages list every URL and setting to
+# whoever asks for a page that is not there. Turn it on for your own work with DJANGO_DEBUG=1.
+DEBUG = env_bool("DJANGO_DEBUG", False)
 
 
 def _secret_key() -> str:

@@ -180,3 +180,24 @@ def test_every_post_needs_a_csrf_token(users):
     assert strict.post(reverse("login"), {"username": "admin", "password": PASSWORD}).status_code == 403
     strict.force_login(users["admin"])
     assert strict.post(reverse("logout")).status_code == 403
+
+
+def _settings_in_a_clean_process(tmp_path, **env: str) -> subprocess.CompletedProcess:
+    full_env = {k: v for k, v in os.environ.items()
+                if k not in ("DJANGO_DEBUG", "PROOFDESK_ENV", "DATABASE_URL") and not k.startswith("LLM_")}
+    full_env.update(PROOFDESK_VAR_DIR=str(tmp_path), DJANGO_SETTINGS_MODULE="reviewer.settings", **env)
+    show = ("import django; django.setup(); from django.conf import settings; from django.test import Client; "
+            "r = Client(raise_request_exception=False).get('/no-such-page/'); "
+            "print(settings.DEBUG, r.status_code, b'urlpatterns' in r.content or b'URLconf' in r.content)")
+    return subprocess.run([sys.executable, "-c", show], cwd=ROOT, env=full_env, capture_output=True, text=True,
+                          timeout=120)
+
+
+def test_a_server_started_with_nothing_set_has_debug_off_and_its_404_lists_no_urls(tmp_path):
+    started = _settings_in_a_clean_process(tmp_path)
+    assert started.stdout.split() == ["False", "404", "False"], started.stderr[-2000:]
+
+
+def test_debug_is_on_only_when_django_debug_asks_for_it(tmp_path):
+    started = _settings_in_a_clean_process(tmp_path, DJANGO_DEBUG="1")
+    assert started.stdout.split() == ["True", "404", "True"], started.stderr[-2000:]
