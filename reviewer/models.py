@@ -209,3 +209,16 @@ class LoginThrottle(models.Model):
 
     def __str__(self) -> str:
         return f"{self.key}: {self.count} until {self.expires_at:%H:%M:%S}"
+
+
+class UsernameKey(models.Model):
+    """The database's word that no two accounts have names that differ only in case or Unicode form: each
+    account's name under reviewer.usernames.username_key, unique. A check before an insert cannot hold it
+    against two parallel creations; this index does. Written with the account (services.users)."""
+
+    user = models.OneToOneField(conf.AUTH_USER_MODEL, on_delete=models.CASCADE, primary_key=True,
+                                related_name="username_key")
+    key = models.CharField(max_length=300, unique=True)  # lower-casing may lengthen a 150-character name
+
+    def __str__(self) -> str:
+        return self.key

@@ -23,7 +23,6 @@ from __future__ import annotations
 
 import hashlib
 import secrets
-import unicodedata
 from dataclasses import dataclass
 from datetime import timedelta
 
@@ -36,6 +35,7 @@ from django.http import HttpResponse
 from django.utils import timezone
 
 from reviewer.models import LoginThrottle
+from reviewer.usernames import username_key
 
 DEVICE_COOKIE = "proofdesk_device"
 _DEVICE_SALT = "proofdesk.login-device"
@@ -55,7 +55,7 @@ def account_name(username: str) -> str:
     username = username.strip()
     if len(username) > _NAME_MAX:
         return username  # the form refuses it before any password check; normalising it only costs time
-    return unicodedata.normalize("NFKC", username).lower()
+    return username_key(username)
 
 
 def _account_digest(username: str) -> str:

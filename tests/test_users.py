@@ -210,3 +210,68 @@ def test_two_admins_taking_each_others_admin_role_at_once_leave_one_admin(users)
         # even checked, no longer an admin
         (lost,) = [(code, page) for code, page in answers if code != 302]
         assert lost[0] == 403 or (lost[0] == 400 and b"is the last active admin" in lost[1]), (trial, lost[0])
+
+
+# --- issue 40, finding 3: names that differ only in case are one name, in the database itself --------------
+
+
+@pytest.mark.django_db(transaction=True)
+def test_ten_parallel_creations_of_one_name_in_different_cases_make_exactly_one_account(users):
+    from reviewer.services.users import UserError, user_create
+
+    for trial in range(3):
+        names = [f"dup{trial}", f"DUP{trial}", f"Dup{trial}", f"dUp{trial}", f"duP{trial}"] * 2
+        start = threading.Barrier(len(names))
+        outcomes: list[str] = []
+
+        def create(name: str) -> None:
+            try:
+                start.wait()
+                user_create(username=name, email="", password=NEW_PASSWORD, roles=["reviewer"])
+                outcomes.append("created")
+            except UserError as err:
+                outcomes.append(str(err))
+            finally:
+                connection.close()
+
+        threads = [threading.Thread(target=create, args=(n,)) for n in names]
+        for t in threads:
+            t.start()
+        for t in threads:
+            t.join()
+        assert outcomes.count("created") == 1, (trial, outcomes)
+        assert all(o == "created" or o.startswith("There is already a user named") for o in outcomes), outcomes
+        assert User.objects.filter(username__iexact=f"dup{trial}").count() == 1, trial
+
+
+def test_a_name_differing_from_a_taken_one_by_a_capital_sharp_s_is_refused(client_as):
+    client = client_as("admin")
+    assert client.post(reverse("user_new"), {"username": "ß1", "password": NEW_PASSWORD}).status_code == 302
+    response = client.post(reverse("user_new"), {"username": "ẞ1", "password": NEW_PASSWORD})
+    assert response.status_code == 400 and "already a user named ẞ1" in response.content.decode()
+    assert list(User.objects.filter(username__in=["ß1", "ẞ1"]).values_list("username", flat=True)) == ["ß1"]
+
+
+@pytest.mark.django_db(transaction=True)
+def test_an_account_made_outside_the_app_in_another_case_is_refused_by_the_database_and_not_left_half_made(users):
+    from django.db import IntegrityError
+
+    with pytest.raises(IntegrityError):
+        User.objects.create_user(username="REVIEWER", password=PASSWORD)  # as createsuperuser or a shell would
+    assert list(User.objects.filter(username__iexact="reviewer").values_list("username", flat=True)) == ["reviewer"]
+
+
+def test_the_migration_gives_every_account_its_key_and_keeps_older_look_alikes_apart(users):
+    import importlib
+
+    from django.apps import apps
+
+    from reviewer.models import UsernameKey
+
+    migration = importlib.import_module("reviewer.migrations.0007_username_key")
+    UsernameKey.objects.all().delete()
+    older, newer = User.objects.bulk_create([User(username="Maria"), User(username="MARIA")])  # no signals
+    migration.fill_keys(apps, None)
+    keys = dict(UsernameKey.objects.values_list("user_id", "key"))
+    assert keys[older.pk] == "maria" and keys[newer.pk] == f"maria#{newer.pk}"
+    assert keys[users["reviewer"].pk] == "reviewer" and len(keys) == User.objects.count()

@@ -1,8 +1,8 @@
 """Accounts, managed by admins on the app's own pages: create, set roles, deactivate, reset a password.
 
 An admin can never lock the app out: nobody removes the admin role from, or deactivates, the last active
-admin, and an admin does neither to themselves. No two names differ only in case or in Unicode form: the
-model stores a name NFKC-normalised, so "ｒｅｖ１" is "rev1".
+admin, and an admin does neither to themselves. No two names differ only in case or in Unicode form ("ｒｅｖ１",
+"REV1" and "rev1"; "ß1" and "ẞ1"): the database keeps each name's key unique (reviewer.models.UsernameKey).
 """
 
 from __future__ import annotations
@@ -11,7 +11,9 @@ from django.contrib.auth.models import Group, User
 from django.db import IntegrityError, transaction
 from django.db.models import Q, QuerySet
 
+from reviewer.models import UsernameKey
 from reviewer.roles import ADMIN, ROLES
+from reviewer.usernames import username_key
 
 
 class UserError(Exception):
@@ -39,17 +41,31 @@ def _keep_an_admin(*, user: User, actor: User, losing_admin: bool) -> None:
         raise UserError(f"{user.username} is the last active admin: make someone else admin first.")
 
 
+def username_key_keep(*, user: User, created: bool) -> None:
+    """The account's name under its key (reviewer.models.UsernameKey), in the account's own save: every way an
+    account is made (this module, createsuperuser, the demo, the admin shell) goes through it. A key already
+    taken is an IntegrityError; an account just created outside a transaction is then taken back with it."""
+    key = username_key(user.username)
+    try:
+        with transaction.atomic():
+            UsernameKey.objects.update_or_create(user=user, defaults={"key": key})
+    except IntegrityError:
+        if created:
+            User.objects.filter(pk=user.pk).delete()
+        raise
+
+
 @transaction.atomic
 def user_create(*, username: str, email: str, password: str, roles: list[str]) -> User:
     username = User.normalize_username(username)  # checked as it will be stored
     taken = f"There is already a user named {username}."
-    if User.objects.filter(username__iexact=username).exists():
+    if UsernameKey.objects.filter(key=username_key(username)).exists():
         raise UserError(taken)
     try:
         with transaction.atomic():
             user = User.objects.create_user(username=username, email=email, password=password)
     except IntegrityError:
-        raise UserError(taken) from None  # another request stored the name since the check
+        raise UserError(taken) from None  # another request stored the name since the check: the index says so
     user.groups.set(Group.objects.filter(name__in=[r for r in roles if r in ROLES]))
     return user
 
