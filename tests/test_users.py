@@ -215,30 +215,35 @@ def test_two_admins_taking_each_others_admin_role_at_once_leave_one_admin(users)
 # --- issue 40, finding 3: names that differ only in case are one name, in the database itself --------------
 
 
-@pytest.mark.django_db(transaction=True)
-def test_ten_parallel_creations_of_one_name_in_different_cases_make_exactly_one_account(users):
+def _create_at_once(names: list[str]) -> list[str]:
+    """Each name created by user_create in its own thread and connection, all starting together: what each got."""
     from reviewer.services.users import UserError, user_create
 
+    start = threading.Barrier(len(names))
+    outcomes: list[str] = []
+
+    def create(name: str) -> None:
+        try:
+            start.wait()
+            user_create(username=name, email="", password=NEW_PASSWORD, roles=["reviewer"])
+            outcomes.append("created")
+        except UserError as err:
+            outcomes.append(str(err))
+        finally:
+            connection.close()
+
+    threads = [threading.Thread(target=create, args=(n,)) for n in names]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+    return outcomes
+
+
+@pytest.mark.django_db(transaction=True)
+def test_ten_parallel_creations_of_one_name_in_different_cases_make_exactly_one_account(users):
     for trial in range(3):
-        names = [f"dup{trial}", f"DUP{trial}", f"Dup{trial}", f"dUp{trial}", f"duP{trial}"] * 2
-        start = threading.Barrier(len(names))
-        outcomes: list[str] = []
-
-        def create(name: str) -> None:
-            try:
-                start.wait()
-                user_create(username=name, email="", password=NEW_PASSWORD, roles=["reviewer"])
-                outcomes.append("created")
-            except UserError as err:
-                outcomes.append(str(err))
-            finally:
-                connection.close()
-
-        threads = [threading.Thread(target=create, args=(n,)) for n in names]
-        for t in threads:
-            t.start()
-        for t in threads:
-            t.join()
+        outcomes = _create_at_once([f"dup{trial}", f"DUP{trial}", f"Dup{trial}", f"dUp{trial}", f"duP{trial}"] * 2)
         assert outcomes.count("created") == 1, (trial, outcomes)
         assert all(o == "created" or o.startswith("There is already a user named") for o in outcomes), outcomes
         assert User.objects.filter(username__iexact=f"dup{trial}").count() == 1, trial
