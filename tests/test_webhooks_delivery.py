@@ -3,6 +3,7 @@ hangs, the claim that keeps one attempt to one worker, and end to end with real 
 
 from __future__ import annotations
 
+import ssl
 import threading
 import time
 from collections import Counter
@@ -37,15 +38,17 @@ class Receiver:
     """An HTTP receiver on 127.0.0.1 that verifies each delivery's signature and answers `status` (a number, or
     "hang": never answers). Stopped, its port refuses connections: the receiver is down."""
 
-    def __init__(self, secret: str, port: int | None = None, status: int | str = 200, answer: bytes | None = None):
+    def __init__(self, secret: str, port: int | None = None, status: int | str = 200, answer: bytes | None = None,
+                 tls: ssl.SSLContext | None = None):
         self.secret, self.port, self.status, self.answer = secret, port or free_port(), status, answer
+        self.tls = tls  # HTTPS with this server context
         self.received: list[dict] = []
         self.server: ThreadingHTTPServer | None = None
         self.release = threading.Event()  # lets hanging handlers end when the test is over
 
     @property
     def url(self) -> str:
-        return f"http://127.0.0.1:{self.port}/hooks?from=proofdesk"
+        return f"{'https' if self.tls else 'http'}://127.0.0.1:{self.port}/hooks?from=proofdesk"
 
     def start(self) -> Receiver:
         receiver = self
@@ -74,6 +77,8 @@ class Receiver:
 
         self.server = ThreadingHTTPServer(("127.0.0.1", self.port), Handler)
         self.server.daemon_threads = True
+        if self.tls is not None:
+            self.server.socket = self.tls.wrap_socket(self.server.socket, server_side=True)
         threading.Thread(target=self.server.serve_forever, daemon=True).start()
         return self
 
@@ -355,3 +360,49 @@ def test_when_recording_attempts_fails_every_time_the_receiver_still_gets_at_mos
     deliveries_queue_due()
     delivery.refresh_from_db()
     assert (delivery.status, delivery.attempts) == ("failed", backoff.MAX_ATTEMPTS)
+
+
+# --- HTTPS receivers: the certificate is checked against the system's authorities and the URL's host -------
+
+
+@pytest.fixture
+def authority(tmp_path, monkeypatch):
+    """A certificate authority the sender trusts, as the system's store would (SSL_CERT_FILE)."""
+    import trustme
+
+    ca = trustme.CA()
+    bundle = tmp_path / "ca.pem"
+    ca.cert_pem.write_to_path(str(bundle))
+    monkeypatch.setenv("SSL_CERT_FILE", str(bundle))
+    return ca
+
+
+def _server_context(ca, *names: str) -> ssl.SSLContext:
+    context = ssl.create_default_context(ssl.Purpose.CLIENT_AUTH)
+    ca.issue_cert(*names).configure_cert(context)
+    return context
+
+
+def test_an_https_receiver_with_a_trusted_certificate_gets_the_signed_delivery(db, receiver, authority):
+    r = receiver(tls=_server_context(authority, "127.0.0.1"))
+    delivery = _delivery(r.url, r.secret)
+    assert r.url.startswith("https://")
+    assert delivery_attempt(delivery_id=delivery.id) == "delivered"
+    assert [(x["id"], x["verified"]) for x in r.received] == [(delivery.event_id, True)]
+
+
+@pytest.mark.parametrize("certificate", ["untrusted", "another host"])
+def test_an_https_receiver_whose_certificate_does_not_check_gets_nothing_and_the_attempt_says_why(
+        db, receiver, authority, certificate):
+    import trustme
+
+    if certificate == "untrusted":
+        tls = _server_context(trustme.CA(), "127.0.0.1")  # an authority nobody trusts
+    else:
+        tls = _server_context(authority, "hooks.example.org")  # trusted, but for another name
+    r = receiver(tls=tls)
+    delivery = _delivery(r.url, r.secret)
+    assert delivery_attempt(delivery_id=delivery.id) == "will retry"
+    attempt = Delivery.objects.get(pk=delivery.pk).attempt_rows.get()
+    assert attempt.status_code is None and "CERTIFICATE_VERIFY_FAILED" in attempt.error, attempt.error
+    assert r.received == []  # not one byte of the event went to a receiver that could not prove who it is
