@@ -81,6 +81,7 @@ def test_with_the_cache_away_the_api_and_the_queue_answer_as_without_it_and_quic
     ]
     assert [r.status_code for r, _ in answers] == [201, 200, 200], [r.content[:300] for r, _ in answers]
     assert Batch.objects.filter(name=f"while {how}").exists()
+    print(f"cache {how}: upload, list, queue answered in " + ", ".join(f"{took:.2f} s" for _, took in answers))
     # One bound for the first call that finds the cache away; the calls after it skip it.
     assert sum(took for _, took in answers) < BOUND + 3.0, [took for _, took in answers]
     warnings = [r for r in caplog.records if "the cache does not answer" in r.getMessage()]
