@@ -1,5 +1,5 @@
-"""Responses for a logged-in user are never stored by a cache; no form value carries a NUL character; a file
-store that is away gets a page saying so."""
+"""Responses for a logged-in user are never stored by a cache; no text enters with a NUL character (address,
+query, form, JSON body or cookie); a file store that is away gets a page saying so (a problem under /api/)."""
 
 from __future__ import annotations
 
