@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from typing import Any
 
-__all__ = ["nul_at", "nul_free"]
+__all__ = ["nul_at"]
 
 
 def nul_at(data: Any, *, where: str = "") -> str | None:
@@ -28,8 +28,3 @@ def nul_at(data: Any, *, where: str = "") -> str | None:
                 return found
     return None
 
-
-def nul_free(text: str) -> str:
-    """`text` with each NUL shown as U+FFFD, for storing what came from outside (a receiver's answer): what
-    an outside party sent is recorded, never refused, and the database cannot hold \\x00."""
-    return text.replace("\x00", "\ufffd")

@@ -317,7 +317,7 @@ WEBHOOK_BACKOFF_SCALE = env_float("WEBHOOK_BACKOFF_SCALE", 1.0, minimum=0.0001, 
 WEBHOOK_SWEEP_SECONDS = env_float("WEBHOOK_SWEEP_SECONDS", 5.0, minimum=0.2, maximum=300)
 WEBHOOK_SITE_URL = env_str("WEBHOOK_SITE_URL")
 # Deliveries have their own queue, so a slow receiver never waits in front of a document: a worker started
-# without -Q takes both queues (the demo, the tests); a deployment runs `-Q <the default queue>` for documents
+# without -Q takes both queues (the tests); `make demo` and a deployment run `-Q <the default queue>` for documents
 # and `-Q WEBHOOK_QUEUE` for deliveries (compose.yaml).
 WEBHOOK_QUEUE = env_str("WEBHOOK_QUEUE", f"{CELERY_TASK_DEFAULT_QUEUE}-webhooks")
 if WEBHOOK_QUEUE == CELERY_TASK_DEFAULT_QUEUE:

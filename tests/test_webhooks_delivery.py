@@ -3,7 +3,11 @@ hangs, the claim that keeps one attempt to one worker, and end to end with real 
 
 from __future__ import annotations
 
+import dataclasses
+import os
+import re
 import ssl
+import subprocess
 import threading
 import time
 from collections import Counter
@@ -19,10 +23,11 @@ from standardwebhooks.webhooks import Webhook
 from extraction.models import Document
 from extraction.services.ingest import IncomingFile, batch_create_from_files
 from reviewer.services import review
-from reviewer.webhooks import signing
+from reviewer.webhooks import backoff, sender, signing, urlguard
 from reviewer.webhooks.models import Attempt, Delivery, Endpoint, Event
 from reviewer.webhooks.services import (
     INTERRUPTED,
+    deliveries_queue,
     deliveries_queue_due,
     delivery_attempt,
     delivery_replay,
@@ -30,6 +35,7 @@ from reviewer.webhooks.services import (
 )
 from sheetgen.generate import generate_acta
 from tests.faults import free_port, wait_until
+from tests.paths import ROOT
 from tests.webhook_data import acta_batch
 from tests.worker import WorkerProcess
 
@@ -191,6 +197,17 @@ def test_a_url_that_turned_private_is_refused_at_send_time(db, receiver, setting
     assert r.received == []
 
 
+@pytest.mark.parametrize("answer", ["::ffff:0:7f00:1", "64:ff9b::a00:1", "2002:7f00:1::1", "2606:4700::5efe:a00:1"])
+def test_a_host_whose_dns_answer_embeds_a_private_ipv4_address_is_refused_at_send_time(
+        db, settings, monkeypatch, answer):
+    delivery = _delivery("http://hooks.example.com/hooks", signing.new_secret())
+    settings.WEBHOOK_ALLOW_PRIVATE_URLS = False
+    monkeypatch.setattr(urlguard, "resolve", lambda host, port: [answer])  # the DNS answer at the attempt
+    assert delivery_attempt(delivery_id=delivery.id) == "will retry"
+    error = Attempt.objects.get(delivery=delivery).error
+    assert error.startswith(f"refused: hooks.example.com resolves to {answer}"), error
+
+
 def test_an_attempt_in_flight_holds_its_delivery_and_one_whose_worker_died_is_closed_as_interrupted(db, receiver):
     r = receiver()
     delivery = _delivery(r.url, r.secret)
@@ -317,6 +334,60 @@ def test_deliveries_have_their_own_queue_so_a_webhook_worker_sends_them_and_neve
     assert Document.objects.get(batch=batch, filename="acta-71.pdf").status == "queued"
 
 
+def _demo_workers(env: dict[str, str]) -> list[tuple[list[str] | None, int]]:
+    """The Celery workers `make demo` starts, as (the queues it takes, None for every queue; its concurrency).
+    bash runs the demo's own variable assignments and worker lines with `setsid` printing its arguments, so the
+    commands are expanded exactly as the demo expands them."""
+    kept, continued = [], False
+    for line in (ROOT / "scripts" / "demo.sh").read_text().splitlines():
+        if continued or line.startswith("setsid ") or re.match(r"(export )?[A-Za-z_]\w*=", line):
+            kept.append(line)
+        continued = (continued or line.startswith("setsid ")) and line.endswith("\\")
+    printer = "setsid() { local IFS=$'\\x1f'; printf '%s\\n' \"$*\"; }\n"
+    out = subprocess.run(["bash", "-c", printer + "\n".join(kept) + "\nwait\n"], cwd=ROOT, env=env,
+                         capture_output=True, text=True, check=True).stdout
+    workers = []
+    for args in (line.split("\x1f") for line in out.splitlines()):
+        if "worker" in args and any(a.endswith("celery") for a in args):
+            queues = args[args.index("-Q") + 1].split(",") if "-Q" in args else None
+            flag = next((f for f in ("--concurrency", "-c") if f in args), None)
+            workers.append((queues, int(args[args.index(flag) + 1]) if flag else os.cpu_count() or 1))
+    return workers
+
+
+@pytest.mark.worker
+@pytest.mark.django_db(transaction=True)
+def test_the_demos_workers_finish_a_document_while_a_webhook_receiver_hangs(worker_env, tmp_path, settings):
+    """`make demo` on one machine (scripts/demo.sh): a receiver that hangs holds only the deliveries' worker.
+    The demo's workers are started here with its queues and concurrency; deliveries to a receiver that hangs
+    go out first, and a document then passes while the first of them is still hanging (one worker taking both
+    queues, as `celery -A reviewer worker` does, would hold the document until the attempt's timeout)."""
+    settings.WEBHOOK_ALLOW_PRIVATE_URLS, settings.WEBHOOK_TIMEOUT_SECONDS = True, 30.0
+    env = {**worker_env, "WEBHOOK_ALLOW_PRIVATE_URLS": "1", "WEBHOOK_TIMEOUT_SECONDS": "30",
+           "WEBHOOK_SWEEP_SECONDS": "0.5"}
+    demo = _demo_workers(env)
+    documents, hooks = settings.CELERY_TASK_DEFAULT_QUEUE, settings.WEBHOOK_QUEUE
+    takes = {q for queues, _ in demo for q in (queues or [documents, hooks])}
+    assert takes == {documents, hooks}, demo  # nothing is left unserved
+    assert all(hooks not in (queues or [hooks]) for queues, _ in demo if documents in (queues or [documents])), demo
+
+    r = Receiver(signing.new_secret(), status="hang").start()
+    workers = [WorkerProcess(env, tmp_path / f"demo-{i}.log", concurrency=concurrency, queues=queues)
+               for i, (queues, concurrency) in enumerate(demo)]
+    try:
+        for worker in workers:
+            worker.start()
+        deliveries_queue([_delivery(r.url, r.secret, events=("document.reviewed",)).id for _ in range(3)])
+        wait_until(lambda: r.received, 30, "the receiver to hang on a delivery")
+        batch = acta_batch(tmp_path, (71, []))
+        wait_until(lambda: batch.documents.get().status == "passed", 25, "the document passing meanwhile")
+        assert not Attempt.objects.filter(finished_at__isnull=False).exists()  # the first delivery still hangs
+    finally:
+        r.stop()  # its hanging answers end, so the workers stop at once
+        for worker in workers:
+            worker.stop()
+
+
 # --- issue 40, finding 2: what a receiver answered is always recorded, and the attempt limit always holds ----
 
 
@@ -360,6 +431,65 @@ def test_when_recording_attempts_fails_every_time_the_receiver_still_gets_at_mos
     deliveries_queue_due()
     delivery.refresh_from_db()
     assert (delivery.status, delivery.attempts) == ("failed", backoff.MAX_ATTEMPTS)
+
+
+def test_an_answer_holding_text_the_database_cannot_encode_is_recorded_and_the_event_is_not_sent_again(
+        db, receiver, monkeypatch):
+    # A lone surrogate: psycopg cannot encode it (UnicodeEncodeError, not a DatabaseError). The real receiver
+    # answers; its answer is given one, as a decoder that let it through would.
+    real_post = sender.post
+    monkeypatch.setattr(sender, "post", lambda **kw: dataclasses.replace(real_post(**kw), excerpt="ok\udc80\x00"))
+    r = receiver()
+    delivery = _delivery(r.url, r.secret)
+    assert delivery_attempt(delivery_id=delivery.id) == "delivered"
+    assert Delivery.objects.get(pk=delivery.pk).attempt_rows.get().response_excerpt == "ok\ufffd\ufffd"
+    assert delivery_attempt(delivery_id=delivery.id) == "not due" and len(r.received) == 1
+
+
+def _replayed_after_every_attempt(r: Receiver, monkeypatch) -> tuple[Delivery, list[int]]:
+    """A delivery that failed for good after its last attempt, replayed by an admin; the sweep runs meanwhile."""
+    from reviewer.webhooks import services
+
+    queued: list[int] = []
+    monkeypatch.setattr(services, "deliveries_queue", lambda ids: queued.extend(ids) or ids)
+    delivery = _delivery(r.url, r.secret)
+    Delivery.objects.filter(pk=delivery.pk).update(status="failed", attempts=backoff.MAX_ATTEMPTS,
+                                                   next_attempt_at=None)
+    assert delivery_replay(delivery_id=delivery.id)
+    deliveries_queue_due()
+    return delivery, queued
+
+
+def test_a_replay_of_a_delivery_that_used_every_attempt_is_sent_once_more(db, receiver, monkeypatch):
+    r = receiver()
+    delivery, queued = _replayed_after_every_attempt(r, monkeypatch)
+    assert queued == [delivery.id]  # the sweep sends it, and does not end it as out of attempts
+    assert delivery_attempt(delivery_id=delivery.id) == "delivered"
+    delivery.refresh_from_db()
+    assert (delivery.status, delivery.attempts, len(r.received)) == ("delivered", backoff.MAX_ATTEMPTS + 1, 1)
+    assert delivery.attempt_rows.get().replay
+
+
+def test_a_replay_whose_recording_fails_is_still_sent_only_once(db, receiver, monkeypatch):
+    from reviewer.webhooks import services
+
+    r = receiver()
+    delivery, _ = _replayed_after_every_attempt(r, monkeypatch)
+    def broken_finish(**_kwargs):
+        raise RuntimeError("recording failed")
+
+    monkeypatch.setattr(services, "_finish", broken_finish)
+    for _ in range(3):
+        try:
+            delivery_attempt(delivery_id=delivery.id)
+        except RuntimeError:
+            pass
+        # the claim runs out as if the worker had waited for it
+        Delivery.objects.filter(pk=delivery.pk).update(claimed_until=timezone.now() - timedelta(seconds=1))
+    assert len(r.received) == 1
+    deliveries_queue_due()
+    delivery.refresh_from_db()
+    assert (delivery.status, delivery.attempts) == ("failed", backoff.MAX_ATTEMPTS + 1)
 
 
 # --- HTTPS receivers: the certificate is checked against the system's authorities and the URL's host -------

@@ -9,16 +9,24 @@ drips or hangs costs the worker at most that long. Redirects are not followed (a
 from __future__ import annotations
 
 import http.client
+import re
 import socket
 import ssl
 import threading
 import time
 from dataclasses import dataclass
 
-from extraction.nul import nul_free
 from reviewer.webhooks.urlguard import Target
 
 EXCERPT_BYTES = 1000  # of the response body, kept on the attempt
+# What PostgreSQL's text refuses: a NUL, and a lone surrogate (UTF-8 cannot encode it; psycopg raises on it).
+_UNSTORABLE = re.compile("[\x00\ud800-\udfff]")
+
+
+def storable(text: str) -> str:
+    """`text` as the database can hold it, each character it refuses shown as U+FFFD: what a receiver sent is
+    recorded, never refused, and never makes the recording of its attempt fail."""
+    return _UNSTORABLE.sub("\ufffd", text)
 
 
 @dataclass(frozen=True)
@@ -87,5 +95,5 @@ def post(*, target: Target, path: str, body: bytes, headers: dict[str, str], tim
         watchdog.cancel()
         conn.close()
     timed_out = fired.is_set() and status is None
-    return Outcome(status_code=status, error=nul_free(error[:500]), timed_out=timed_out,
-                   duration_ms=round((time.monotonic() - started) * 1000), excerpt=nul_free(excerpt))
+    return Outcome(status_code=status, error=storable(error[:500]), timed_out=timed_out,
+                   duration_ms=round((time.monotonic() - started) * 1000), excerpt=storable(excerpt))

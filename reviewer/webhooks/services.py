@@ -24,7 +24,6 @@ from django.urls import reverse
 from django.utils import timezone
 
 from extraction.models import Batch, Document, Extraction
-from extraction.nul import nul_free
 from extraction.services.dispatch import PUBLISH_RETRY, broker_queue_size
 from extraction.states import Status
 from reviewer.webhooks import backoff, sender, signing, urlguard
@@ -202,8 +201,9 @@ def _unclaimed(now) -> Q:
 
 def _due(now) -> Q:
     # The limit on attempts is in the claim itself: whatever fails after a send, no delivery is sent more often.
-    return (Q(status=Delivery.Status.PENDING, next_attempt_at__lte=now, endpoint__active=True,
-              attempts__lt=backoff.MAX_ATTEMPTS) & _unclaimed(now))
+    # An admin's replay is one attempt past it (its claim clears the flag, so a replay sends once at most).
+    return (Q(status=Delivery.Status.PENDING, next_attempt_at__lte=now, endpoint__active=True)
+            & (Q(attempts__lt=backoff.MAX_ATTEMPTS) | Q(replay=True)) & _unclaimed(now))
 
 
 def deliveries_queue_due(*, now=None, limit: int = 500) -> int:
@@ -213,8 +213,9 @@ def deliveries_queue_due(*, now=None, limit: int = 500) -> int:
     now = now or timezone.now()
     # A delivery whose last attempt was sent but never recorded (its worker died, its recording failed) and
     # that has no attempt left ends here, where the claim would otherwise leave it pending for ever.
-    Delivery.objects.filter(_unclaimed(now), status=Delivery.Status.PENDING, attempts__gte=backoff.MAX_ATTEMPTS).update(
-        status=Delivery.Status.FAILED, claimed_until=None, next_attempt_at=None)
+    Delivery.objects.filter(_unclaimed(now), status=Delivery.Status.PENDING, attempts__gte=backoff.MAX_ATTEMPTS,
+                            replay=False).update(status=Delivery.Status.FAILED, claimed_until=None,
+                                                 next_attempt_at=None)
     due = Delivery.objects.filter(_due(now))
     without_message = Q(queued_at__isnull=True)
     lost_before = now - timedelta(seconds=settings.DISPATCH_LOST_AFTER_SECONDS)
@@ -275,9 +276,9 @@ def _attempt_record(*, attempt: Attempt, outcome: sender.Outcome, now) -> None:
               "duration_ms": outcome.duration_ms}
     try:
         with transaction.atomic():
-            Attempt.objects.filter(pk=attempt.pk).update(**fields, error=nul_free(outcome.error),
-                                                         response_excerpt=nul_free(outcome.excerpt))
-    except DatabaseError as exc:
+            Attempt.objects.filter(pk=attempt.pk).update(**fields, error=sender.storable(outcome.error[:500]),
+                                                         response_excerpt=sender.storable(outcome.excerpt))
+    except (DatabaseError, ValueError) as exc:  # ValueError: text psycopg could not even encode
         log.warning("webhook attempt %s: the receiver's answer could not be stored (%s)", attempt.pk, exc)
         Attempt.objects.filter(pk=attempt.pk).update(**fields, error="the receiver's answer could not be stored",
                                                      response_excerpt="")

@@ -39,22 +39,36 @@ def resolve(host: str, port: int) -> list[str]:
     return list(dict.fromkeys(info[4][0] for info in infos))
 
 
-# IPv6 forms that carry an IPv4 address in their last 32 bits, reaching it through a translator or a tunnel:
-# IPv4-compatible (::a.b.c.d, RFC 4291), NAT64's well-known and local-use prefixes (RFC 6052, RFC 8215).
-_CARRY_IPV4_LOW = (ipaddress.IPv6Network("::/96"), ipaddress.IPv6Network("64:ff9b::/96"),
-                   ipaddress.IPv6Network("64:ff9b:1::/48"))
+# IPv6 forms that only stand for an IPv4 address, reached through a translator, a tunnel or the host's own
+# stack: the IPv4 address alone decides whether they are public. IPv4-compatible (::a.b.c.d, RFC 4291), mapped
+# (::ffff:a.b.c.d), SIIT's translated (::ffff:0:a.b.c.d, RFC 2765) and NAT64's well-known prefix (64:ff9b::/96,
+# RFC 6052) carry it in their last 32 bits; 6to4 (2002:AABB:CCDD::/48, RFC 3056) in bits 16-48. The prefixes'
+# own is_global is not asked: Python releases differ on it (later ones call 2002::/16 not global).
+_IPV4_IN_LOW_BITS = (ipaddress.IPv6Network("::/96"), ipaddress.IPv6Network("::ffff:0:0/96"),
+                     ipaddress.IPv6Network("::ffff:0:0:0/96"), ipaddress.IPv6Network("64:ff9b::/96"))
+_SIXTOFOUR = ipaddress.IPv6Network("2002::/16")
+# NAT64's local-use prefix (RFC 8215) reaches whatever the site's own translator reaches, with the IPv4 address
+# wherever the site's prefix length puts it: refused whole, as IANA lists it (not globally reachable).
+_LOCAL_NAT64 = ipaddress.IPv6Network("64:ff9b:1::/48")
+# ISATAP (RFC 5214): an interface identifier 0000:5efe:a.b.c.d (0200:5efe: with the universal bit) tunnels
+# to that IPv4 address from a host with an ISATAP interface.
+_ISATAP_IDS = (0x00005EFE, 0x02005EFE)
 
 
-def _embedded_ipv4(ip: ipaddress.IPv6Address) -> list[ipaddress.IPv4Address]:
-    """The IPv4 addresses an IPv6 address reaches: mapped (::ffff:a.b.c.d), IPv4-compatible, NAT64, 6to4
-    (2002:AABB:CCDD::, RFC 3056) and Teredo's server and client (2001::/32, RFC 4380)."""
-    out = [ip.ipv4_mapped] if ip.ipv4_mapped is not None else []
-    if any(ip in net for net in _CARRY_IPV4_LOW) and int(ip) & 0xFFFFFFFF:
+def _stands_for(ip: ipaddress.IPv6Address) -> ipaddress.IPv4Address | None:
+    """The IPv4 address an IPv6 address is only another name for, or None."""
+    if any(ip in net for net in _IPV4_IN_LOW_BITS):
+        return ipaddress.IPv4Address(int(ip) & 0xFFFFFFFF)
+    return ip.sixtofour if ip in _SIXTOFOUR else None
+
+
+def _tunnel_ends(ip: ipaddress.IPv6Address) -> list[ipaddress.IPv4Address]:
+    """IPv4 addresses a global-looking IPv6 address also reaches: Teredo's server and client (2001::/32, RFC
+    4380; ipaddress undoes the client's obfuscation; no Python release calls 2001::/32 global, so this only
+    backs that up) and an ISATAP interface identifier's."""
+    out = list(ip.teredo) if ip.teredo is not None else []
+    if (int(ip) >> 32) & 0xFFFFFFFF in _ISATAP_IDS:
         out.append(ipaddress.IPv4Address(int(ip) & 0xFFFFFFFF))
-    if ip.sixtofour is not None:
-        out.append(ip.sixtofour)
-    if ip.teredo is not None:
-        out.extend(ip.teredo)
     return out
 
 
@@ -65,14 +79,17 @@ def _public_ip(ip: ipaddress.IPv4Address | ipaddress.IPv6Address) -> bool:
 def is_public(address: str) -> bool:
     """Whether the address, and every IPv4 address it embeds, is public. An IPv6 form that carries a private
     IPv4 address ([::127.0.0.1], [64:ff9b::7f00:1], [2002:7f00:1::]) reaches that address through a
-    translator or tunnel (or the host's own stack), so it is as private as what it carries."""
+    translator or tunnel (or the host's own stack), so it is as private as what it carries; one that carries a
+    public address ([64:ff9b::808:808], [2002:808:808::1]) reaches only that public address and is accepted."""
     ip = ipaddress.ip_address(address.split("%", 1)[0])  # an IPv6 zone id is not part of the address
     if isinstance(ip, ipaddress.IPv4Address):
         return _public_ip(ip)
-    embedded = _embedded_ipv4(ip)
-    if ip.ipv4_mapped is not None:
-        return _public_ip(ip.ipv4_mapped)  # ::ffff:0:0/96 is never global itself: its IPv4 address decides
-    return _public_ip(ip) and all(_public_ip(v4) for v4 in embedded)
+    if ip in _LOCAL_NAT64:
+        return False
+    carried = _stands_for(ip)
+    if carried is not None:
+        return _public_ip(carried)
+    return _public_ip(ip) and all(_public_ip(v4) for v4 in _tunnel_ends(ip))
 
 
 def parse(url: str) -> tuple[str, str, int]:
