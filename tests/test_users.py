@@ -280,3 +280,62 @@ def test_the_migration_gives_every_account_its_key_and_keeps_older_look_alikes_a
     keys = dict(UsernameKey.objects.values_list("user_id", "key"))
     assert keys[older.pk] == "maria" and keys[newer.pk] == f"maria#{newer.pk}"
     assert keys[users["reviewer"].pk] == "reviewer" and len(keys) == User.objects.count()
+
+
+@pytest.mark.django_db(transaction=True)
+def test_migrating_a_database_whose_accounts_predate_the_keys_gives_each_one_its_key():
+    from django.db.migrations.executor import MigrationExecutor
+
+    before, after = [("reviewer", "0006_field_audit")], [("reviewer", "0007_username_key")]
+    executor = MigrationExecutor(connection)
+    executor.migrate(before)
+    old_user = executor.loader.project_state(before).apps.get_model("auth", "User")
+    ana, ana_again = old_user.objects.create(username="Ana"), old_user.objects.create(username="ANA")
+    executor.loader.build_graph()  # the executor's graph still says 0006 is the last applied
+    executor.migrate(after)
+    from reviewer.models import UsernameKey
+
+    assert dict(UsernameKey.objects.values_list("user_id", "key")) == {ana.pk: "ana", ana_again.pk: f"ana#{ana_again.pk}"}
+
+
+def test_createsuperuser_refuses_a_name_taken_in_another_case_in_one_line(users, monkeypatch):
+    from django.core.management import CommandError, call_command
+
+    monkeypatch.setenv("DJANGO_SUPERUSER_PASSWORD", NEW_PASSWORD)
+    with pytest.raises(CommandError, match=r"^There is already a user named ADMIN\.$"):
+        call_command("createsuperuser", interactive=False, username="ADMIN", email="a@example.org", verbosity=0)
+    assert list(User.objects.filter(username__iexact="admin").values_list("username", flat=True)) == ["admin"]
+
+
+def test_demo_setup_takes_an_account_named_in_another_case_as_its_roles_demo_login(db):
+    from io import StringIO
+
+    from django.core.management import call_command
+
+    from extraction.models import Batch
+    from reviewer.management.commands.demo_setup import DEMO_BATCH, DEMO_RECEIPTS
+
+    Batch.objects.bulk_create([Batch(name=DEMO_BATCH, doctype="acta"), Batch(name=DEMO_RECEIPTS, doctype="receipt")])
+    existing = User.objects.create_user(username="Reviewer", password=PASSWORD)
+    out = StringIO()
+    call_command("demo_setup", stdout=out)
+    assert "reviewer    username: Reviewer" in out.getvalue()
+    assert list(User.objects.filter(username__iexact="reviewer").values_list("pk", flat=True)) == [existing.pk]
+    assert list(existing.groups.values_list("name", flat=True)) == ["reviewer"]
+
+
+def test_a_renamed_account_takes_its_key_along_and_cannot_take_a_look_alike_of_another(users):
+    from django.db import IntegrityError, transaction
+
+    from reviewer.models import UsernameKey
+
+    reviewer = users["reviewer"]
+    reviewer.username = "Rita"
+    reviewer.save()  # as a shell would: no page renames an account
+    assert UsernameKey.objects.get(user=reviewer).key == "rita"
+    assert User.objects.create_user(username="REVIEWER").username == "REVIEWER"  # the old name is free again
+    reviewer.username = "ADMIN"
+    with pytest.raises(IntegrityError, match="There is already a user named ADMIN"), transaction.atomic():
+        reviewer.save()
+    reviewer.refresh_from_db()
+    assert reviewer.username == "Rita" and UsernameKey.objects.get(user=reviewer).key == "rita"

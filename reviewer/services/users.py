@@ -8,6 +8,7 @@ admin, and an admin does neither to themselves. No two names differ only in case
 from __future__ import annotations
 
 from django.contrib.auth.models import Group, User
+from django.core.exceptions import ValidationError
 from django.db import IntegrityError, transaction
 from django.db.models import Q, QuerySet
 
@@ -18,6 +19,18 @@ from reviewer.usernames import username_key
 
 class UserError(Exception):
     """A change to an account that cannot be made; the message is for the admin."""
+
+
+class UsernameTaken(IntegrityError, ValidationError):
+    """The name's key belongs to another account. An IntegrityError, as the index raised it, for code that
+    guards an insert; a ValidationError too, so that Django's own createsuperuser says it in one line instead
+    of a traceback."""
+
+    def __init__(self, username: str) -> None:
+        ValidationError.__init__(self, f"There is already a user named {username}.")
+
+    def __str__(self) -> str:
+        return self.message
 
 
 def _active_admins() -> QuerySet[User]:
@@ -44,7 +57,7 @@ def _keep_an_admin(*, user: User, actor: User, losing_admin: bool) -> None:
 def username_key_keep(*, user: User, created: bool) -> None:
     """The account's name under its key (reviewer.models.UsernameKey), in the account's own save: every way an
     account is made (this module, createsuperuser, the demo, the admin shell) goes through it. A key already
-    taken is an IntegrityError; an account just created outside a transaction is then taken back with it."""
+    taken is UsernameTaken; an account just created outside a transaction is then taken back with it."""
     key = username_key(user.username)
     try:
         with transaction.atomic():
@@ -52,13 +65,13 @@ def username_key_keep(*, user: User, created: bool) -> None:
     except IntegrityError:
         if created:
             User.objects.filter(pk=user.pk).delete()
-        raise
+        raise UsernameTaken(user.username) from None
 
 
 @transaction.atomic
 def user_create(*, username: str, email: str, password: str, roles: list[str]) -> User:
     username = User.normalize_username(username)  # checked as it will be stored
-    taken = f"There is already a user named {username}."
+    taken = str(UsernameTaken(username))
     if UsernameKey.objects.filter(key=username_key(username)).exists():
         raise UserError(taken)
     try:

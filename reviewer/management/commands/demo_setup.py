@@ -12,7 +12,8 @@ from django.core.management.base import BaseCommand
 
 from extraction.models import Batch
 from extraction.services.ingest import IncomingFile, batch_create_from_files
-from reviewer.roles import ROLES
+from reviewer.roles import ADMIN, ROLES
+from reviewer.usernames import username_key
 
 SAMPLES = Path(settings.BASE_DIR) / "samples"
 DEMO_BATCH = "Demo: tally sheets"
@@ -24,27 +25,30 @@ class Command(BaseCommand):
 
     def handle(self, *args, **options):
         logins = []
+        accounts = {}
         for role in ROLES:
-            user, _ = User.objects.get_or_create(username=role)
+            # by its key: an account named "Admin" is the demo's admin, there cannot be an "admin" beside it
+            user = (User.objects.filter(username_key__key=username_key(role)).first()
+                    or User.objects.create(username=role))
             password = secrets.token_urlsafe(9)
             user.set_password(password)
             user.save()
             user.groups.set([Group.objects.get_or_create(name=role)[0]])
-            logins.append((role, password))
+            logins.append((role, user.username, password))
+            accounts[role] = user
 
         if not Batch.objects.filter(name=DEMO_BATCH).exists():
             files = [IncomingFile(filename=p.name, path=p) for p in sorted((SAMPLES / "actas").glob("*")) if p.is_file()]
-            admin = User.objects.get(username="admin")
-            batch = batch_create_from_files(name=DEMO_BATCH, doctype="acta", ocr_engine="auto", files=files, user=admin)
+            batch = batch_create_from_files(name=DEMO_BATCH, doctype="acta", ocr_engine="auto", files=files,
+                                            user=accounts[ADMIN])
             self.stdout.write(f"Queued {batch.documents.count()} sample documents in the batch '{DEMO_BATCH}'.")
         if not Batch.objects.filter(name=DEMO_RECEIPTS).exists():
             # read by an LLM only: without one they end failed, saying so, and can be retried once one is set
             files = [IncomingFile(filename=p.name, path=p) for p in sorted((SAMPLES / "receipts").glob("*.jpg"))]
-            admin = User.objects.get(username="admin")
             batch = batch_create_from_files(name=DEMO_RECEIPTS, doctype="receipt", ocr_engine="auto", files=files,
-                                            user=admin)
+                                            user=accounts[ADMIN])
             self.stdout.write(f"Queued {batch.documents.count()} sample receipts in the batch '{DEMO_RECEIPTS}'.")
 
         self.stdout.write("\nDemo logins (new passwords every run):")
-        for role, password in logins:
-            self.stdout.write(f"  {role:<11} username: {role:<11} password: {password}")
+        for role, username, password in logins:
+            self.stdout.write(f"  {role:<11} username: {username:<11} password: {password}")
