@@ -6,8 +6,8 @@ Run from the project root:
     .venv/bin/python bench/confidence.py --layouts none --sampled-pdfs 100 --sampled-scans 100
 
 The documents and readings are those of bench/unseen_layouts.py (same sheets, OCR cache, scripted models
-of tests/acta_models.py through the scripted OpenAI-compatible server and extraction.reading.read_pages).
-Every field of every kept answer gets the signals of extraction/confidence_signals.py and a label: right
+of tests/acta_models.py through the scripted OpenAI-compatible server and extraction.reading.rounds.read_pages).
+Every field of every kept answer gets the signals of extraction/confidence/signals.py and a label: right
 when it equals what the sheet prints. The confidence model is fitted on the TUNE layouts and TUNE sampled
 sheets (the per-kind "corrected" rate is the TUNE share of wrong fields, as reviews would give it) and
 reported on the MEASURE layouts and MEASURE sampled sheets, held back: AUROC of confidence for right vs wrong
@@ -42,16 +42,16 @@ sys.path.insert(0, str(ROOT / "bench"))
 
 from unseen_layouts import CACHE, FIRST_SEED, OCR_CODE, Doc, _ocr, document_bytes, sampled_docs  # noqa: E402
 
-from extraction import render  # noqa: E402
-from extraction.calibration import auroc, brier, ece, threshold_curve  # noqa: E402
-from extraction.confidence import fit, prior_model  # noqa: E402
-from extraction.confidence_signals import field_kind, field_signals  # noqa: E402
+from extraction.confidence.calibration import auroc, brier, ece, threshold_curve  # noqa: E402
+from extraction.confidence.model import fit, prior_model  # noqa: E402
+from extraction.confidence.second_engine import page_words, second_engine_agreement  # noqa: E402
+from extraction.confidence.signals import field_kind, field_signals  # noqa: E402
 from extraction.doctypes.registry import get_doctype  # noqa: E402
 from extraction.llm.config import LlmConfig  # noqa: E402
 from extraction.ocr.blocks import SourceDocument  # noqa: E402
 from extraction.ocr.registry import get_engine  # noqa: E402
-from extraction.reading import read_pages  # noqa: E402
-from extraction.second_engine import page_words, second_engine_agreement  # noqa: E402
+from extraction.pipeline import render  # noqa: E402
+from extraction.reading.rounds import read_pages  # noqa: E402
 from sheetgen.layouts import LAYOUTS  # noqa: E402
 from tests.acta_models import MODELS, ActaModel, model_step, wrong_fields  # noqa: E402
 from tests.llm_server import SCRIPTED_MODEL, ScriptedLLMServer  # noqa: E402
@@ -166,9 +166,9 @@ def main() -> int:
                         help="the loop checks only the type's own rules, as the seed study did")
     args = parser.parse_args()
     if args.no_proof_rules:
-        import extraction.validation
+        import extraction.reading.validation
 
-        extraction.validation.universal_rules = lambda **kwargs: []  # make_validator looks it up at each call
+        extraction.reading.validation.universal_rules = lambda **kwargs: []  # make_validator looks it up at each call
 
     layouts = [] if args.layouts == "none" else [n for n in (args.layouts.split(",") if args.layouts else LAYOUTS) if n]
     models = [m for m in args.models.split(",") if m]

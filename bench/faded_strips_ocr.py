@@ -8,7 +8,7 @@ Inputs: tally sheets of the forms family (sheetgen/forms.py) printed on a therma
 conventions except its fade, set to the faintest the family draws (FADE: the ink lightened by up to 65%,
 unevenly, with the strip's curl, streaks, shadow, grain and JPEG as drawn). A strip cut over several pages is
 photographed page by page and read as one sheet. Each page is read the production way: rendered
-(extraction.render), then the engine's `read`; the engines (bench/receipts_ocr.py's, by name) read each strip in
+(extraction.pipeline.render), then the engine's `read`; the engines (bench/receipts_ocr.py's, by name) read each strip in
 turn, so their CPU times are taken under a like load.
 
 Scores (bench/ocr_truth.py, as bench/ocr_engines.py scores its sheets): per party row, whether its votes in digits
@@ -84,9 +84,9 @@ def main() -> int:
     if unknown:
         parser.error(f"not a RapidOCR setting of bench/receipts_ocr.py: {unknown}")
 
-    from extraction import render
     from extraction.ocr.blocks import SourceDocument
     from extraction.ocr.registry import get_engine
+    from extraction.pipeline import render
 
     engines = {name: get_engine(KNOWN_ENGINES[name][0], **KNOWN_ENGINES[name][1]) for name in names}
     for engine in engines.values():

@@ -7,7 +7,7 @@ Inputs: scans of generated tally sheets (sheetgen/, one per layout and seed, eac
 layout's scan style: rotated, blurred, low-res, photographed, ...), split into TUNE layouts (settings are
 chosen there) and MEASURE layouts (only reported); and the shared invoices' PNGs, whose PDF text layer is
 their truth. Each setting runs in a fresh process, so its peak memory (ru_maxrss) is that of one worker
-reading pages, models included. Per page: the production path, rendering (extraction.render) then OCR of
+reading pages, models included. Per page: the production path, rendering (extraction.pipeline.render) then OCR of
 the rendered image. Timings exclude model loading, which has its own column.
 Prints markdown tables on stdout; the figures and the chosen defaults are in docs/BENCHMARKS.md.
 """
@@ -120,9 +120,9 @@ def run_setting(name: str, inputs: list[dict[str, Any]], work: Path) -> dict[str
     """Read every input page with one setting (in this process) and score it."""
     from ocr_truth import RowScore, acta_rows_right, characters_right, page_lines, page_words
 
-    from extraction import render
     from extraction.ocr.blocks import SourceDocument
     from extraction.ocr.registry import get_engine
+    from extraction.pipeline import render
 
     engine_name, options = SETTINGS[name]
     engine = get_engine(engine_name, **json.loads(json.dumps(options)))

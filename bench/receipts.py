@@ -9,11 +9,11 @@ Inputs: the 80 scanned receipts of ../shared/data/receipts (its README.md): each
 date, address and total (JSON) and every printed line with its box in the JPEG's pixels (lines.csv).
 
 Each receipt is OCRed the production way (bench/receipts_ocr.py, cached), then read with the shipped `receipt`
-type (extraction/doctypes/receipt.yaml) through extraction.reading.read_pages -- prompt, the LLM client against
+type (extraction/doctypes/receipt.yaml) through extraction.reading.rounds.read_pages -- prompt, the LLM client against
 the scripted OpenAI-compatible server on loopback, the type's rules and the proof rules, feedback, up to 3
 rounds -- once per scripted model:
 - right: what is printed, cited where the prompt shows it (tests/defined_answers.printed_answer): the company
-  and address as printed, the date as YYYY-MM-DD (extraction.dates.parse_date of the printed date) cited where
+  and address as printed, the date as YYYY-MM-DD (extraction.values.dates.parse_date of the printed date) cited where
   its printed form is, the total as a number cited on a line that prints it as a whole number ('8.60' of
   'TOTAL RM 8.60', a TOTAL line first; printed_answer alone would cite '860671-D'). A value the prompt text
   does not show is answered null, without an invented proof.
@@ -34,7 +34,7 @@ Reported (markdown on stdout):
 - injected errors per kind and behaviour: flagged / corrected (passed with every value as the right model
   reads it) / missed (passed with a value that differs);
 - where the proofs of the right model's kept answer land: each field's proof resolved the production way
-  (extraction.proofs.resolve_path in the reading's context) to boxes, scaled to the JPEG's pixels. A field
+  (extraction.proofs.resolve.resolve_path in the reading's context) to boxes, scaled to the JPEG's pixels. A field
   LANDS when it resolves to at least one box and the centre of every box lies inside the rectangle of a
   transcribed line that shows the printed value (for the address, any of its lines). The centre, not IoU:
   the proof is narrowed to the words that show the value ("14.10" of "TOTAL RM 14.10"), so a right proof
@@ -73,15 +73,15 @@ from receipts_ocr import ENGINES, RECEIPTS, Box, Line, ocr_lines, parse_truth, r
 from receipts_ocr import report as ocr_report  # noqa: E402
 from retry_cost import metered  # noqa: E402
 
-from extraction.answers import get_field  # noqa: E402
-from extraction.dates import parse_date  # noqa: E402
 from extraction.doctypes.registry import get_doctype  # noqa: E402
-from extraction.grounding import supports  # noqa: E402
 from extraction.llm.config import LlmConfig  # noqa: E402
-from extraction.numbers import parse_number  # noqa: E402
 from extraction.ocr.blocks import BlockType, OcrPage  # noqa: E402
-from extraction.proofs import resolve_path  # noqa: E402
-from extraction.reading import Reading, read_pages  # noqa: E402
+from extraction.proofs.grounding import supports  # noqa: E402
+from extraction.proofs.resolve import resolve_path  # noqa: E402
+from extraction.reading.rounds import Reading, read_pages  # noqa: E402
+from extraction.rules.answers import get_field  # noqa: E402
+from extraction.values.dates import parse_date  # noqa: E402
+from extraction.values.numbers import parse_number  # noqa: E402
 from tests import acta_answers as aa  # noqa: E402
 from tests.acta_models import CONFUSIONS, scripted_reply  # noqa: E402
 from tests.defined_answers import printed_answer, prompt_lines  # noqa: E402

@@ -6,7 +6,7 @@ Run from the project root:
 
 Inputs: the 80 scanned receipts of ../shared/data/receipts (see its README.md), each `receipt-NNN.jpg` with
 `receipt-NNN.lines.csv`: every printed line as a person transcribed it, with its box in the JPEG's pixels.
-Each receipt is read the production way: rendered (extraction.render), then the engine's `read`.
+Each receipt is read the production way: rendered (extraction.pipeline.render), then the engine's `read`.
 
 Metrics, per engine over every transcribed line of every receipt read:
 - Matching, by geometry only: an OCR LINE block (its bbox, fractions of the page, times the JPEG's pixel size)
@@ -94,7 +94,7 @@ MORE_ENGINES: dict[str, tuple[str, dict[str, Any]]] = {
 }
 KNOWN_ENGINES = {**ENGINES, **MORE_ENGINES}
 # Cached pages are keyed by the code that produced them too: a change to rendering or OCR reads again.
-OCR_CODE = b"".join(p.read_bytes() for p in sorted([ROOT / "extraction" / "render.py",
+OCR_CODE = b"".join(p.read_bytes() for p in sorted([ROOT / "extraction" / "pipeline" / "render.py",
                                                      *(ROOT / "extraction" / "ocr").glob("*.py")]))
 
 
@@ -258,9 +258,9 @@ def _cpu() -> float:
 def read_receipt(engine_name: str, jpg: Path) -> tuple[OcrPage, float, float, bool]:
     """(page, CPU s, wall s, from the cache) of one receipt read by one engine, the way bench/unseen_layouts.py
     reads a sheet: rendered, then the engine's `read`. Cached on disk."""
-    from extraction import render
     from extraction.ocr.blocks import SourceDocument
     from extraction.ocr.registry import get_engine
+    from extraction.pipeline import render
 
     name, options = KNOWN_ENGINES[engine_name]
     data = jpg.read_bytes()

@@ -6,7 +6,7 @@ Run from the project root:
 
 Documents: the bundled sample sheets (samples/actas, the truth regenerated from their seeds), one sheet
 per layout of the unseen-layout bench (sheetgen/layouts.py, every layout, as a PDF) and the shared
-invoices (../shared/data/invoices, when present). Each is read the production way (extraction.reading:
+invoices (../shared/data/invoices, when present). Each is read the production way (extraction.reading.rounds:
 prompt, messages, the LLM client, rules, feedback, patches) against the scripted OpenAI-compatible server
 on loopback. Acta models: tests/acta_models.py (the right reader and five that err as the study's model
 did). Invoice models: `right`, and two that misread one digit of the total or of a line total in round 1
@@ -43,13 +43,13 @@ sys.path.insert(0, str(ROOT))  # runnable as a plain script from anywhere
 from bpe_openai import get_encoding  # noqa: E402
 from PIL import Image  # noqa: E402
 
-from extraction import render  # noqa: E402
 from extraction.doctypes.registry import get_doctype  # noqa: E402
 from extraction.llm.config import LlmConfig  # noqa: E402
 from extraction.ocr.blocks import OcrPage, SourceDocument  # noqa: E402
 from extraction.ocr.registry import get_engine  # noqa: E402
-from extraction.prompt import render_prompt  # noqa: E402
-from extraction.reading import read_pages  # noqa: E402
+from extraction.pipeline import render  # noqa: E402
+from extraction.reading.prompt import render_prompt  # noqa: E402
+from extraction.reading.rounds import read_pages  # noqa: E402
 from sheetgen.generate import generate_acta, render_scan  # noqa: E402
 from sheetgen.layouts import LAYOUTS  # noqa: E402
 from tests import acta_answers as aa  # noqa: E402
@@ -58,7 +58,7 @@ from tests.llm_server import SCRIPTED_MODEL, Reply, ScriptedLLMServer, reply_jso
 
 CACHE = ROOT / "var" / "bench" / "retry_cost"
 INVOICES = ROOT.parent / "shared" / "data" / "invoices"
-OCR_CODE = b"".join(p.read_bytes() for p in sorted([ROOT / "extraction" / "render.py",
+OCR_CODE = b"".join(p.read_bytes() for p in sorted([ROOT / "extraction" / "pipeline" / "render.py",
                                                      *(ROOT / "extraction" / "ocr").glob("*.py")]))
 SAMPLES = {101: ([], "pdf"), 102: (["digits_words_mismatch"], "pdf"), 103: (["sum_mismatch"], "pdf"),
            104: ([], "scan"), 105: (["total_mismatch"], "scan"), 106: (["digits_words_mismatch"], "scan")}
@@ -198,7 +198,7 @@ class InvoiceModel:
 
 def _node(answer: dict[str, Any], path: str) -> dict[str, Any] | None:
     try:
-        from extraction.answers import get_field
+        from extraction.rules.answers import get_field
 
         return get_field(answer, path)
     except (KeyError, IndexError):

@@ -36,9 +36,9 @@ sys.path.insert(0, str(ROOT))  # runnable as a plain script from anywhere
 from extraction.doctypes.registry import get_doctype  # noqa: E402
 from extraction.ocr.blocks import BlockType, OcrBlock, PageImage, SourceDocument  # noqa: E402
 from extraction.ocr.registry import get_engine  # noqa: E402
-from extraction.prompt import render_prompt  # noqa: E402
-from extraction.reading_context import reading_context  # noqa: E402
-from extraction.validation import make_validator  # noqa: E402
+from extraction.reading.context import reading_context  # noqa: E402
+from extraction.reading.prompt import render_prompt  # noqa: E402
+from extraction.reading.validation import make_validator  # noqa: E402
 from sheetgen.generate import generate_acta, render_page  # noqa: E402
 from tests import acta_answers as aa  # noqa: E402
 
@@ -261,8 +261,8 @@ def _shown_as(pages, block_id: str, old: str, new: str):
 
 def _shown_word(answer: dict, path: str, ctx) -> OcrBlock | None:
     """The WORD that shows the value at `path` (its proof narrowed to words), or None."""
-    from extraction.answers import get_field
-    from extraction.proofs import block_index, resolve_path
+    from extraction.proofs.resolve import block_index, resolve_path
+    from extraction.rules.answers import get_field
 
     found = [f for f in resolve_path(answer, path, get_field(answer, path), ctx) if f.type == "WORD"]
     return block_index(ctx).by_id.get(found[0].block_id) if len(found) == 1 else None
@@ -271,7 +271,7 @@ def _shown_word(answer: dict, path: str, ctx) -> OcrBlock | None:
 def bench_invoices(per_doc: int, tally: Tally, tmp: Path) -> dict[str, int] | None:
     if not INVOICES.exists():
         return None
-    from extraction.render import render_document
+    from extraction.pipeline.render import render_document
     from tests.invoice_answers import correct_invoice_answer
     from tests.invoice_truth import load_truth
 

@@ -21,10 +21,10 @@ FORMS_TUNE_FROM, MEASURE from FORMS_MEASURE_FROM, which are only reported on, li
 several pages is read as one document: all its pages are OCR'd and read together; its scan is a PDF of the
 page images.
 
-Each sheet is read the production way, without Django: pages rendered (extraction.render), OCR by the
+Each sheet is read the production way, without Django: pages rendered (extraction.pipeline.render), OCR by the
 `auto` engine (the PDF text layer; rapidocr for the scan), then for each scripted model (tests/acta_models.py:
 one that reads right, five that err as a real model did in the seed study) the validation loop runs through
-extraction.reading.read_pages -- prompt, messages, the LLM client against the scripted OpenAI-compatible
+extraction.reading.rounds.read_pages -- prompt, messages, the LLM client against the scripted OpenAI-compatible
 server on loopback, the acta rules and the proof rules, feedback, best round kept.
 
 Reported per layout and input: clean documents that pass (the right model's answer passes every rule),
@@ -57,12 +57,12 @@ sys.path.insert(0, str(ROOT / "bench"))
 
 from retry_cost import metered  # noqa: E402
 
-from extraction import render  # noqa: E402
 from extraction.doctypes.registry import get_doctype  # noqa: E402
 from extraction.llm.config import LlmConfig  # noqa: E402
 from extraction.ocr.blocks import OcrPage, SourceDocument  # noqa: E402
 from extraction.ocr.registry import get_engine  # noqa: E402
-from extraction.reading import read_pages  # noqa: E402
+from extraction.pipeline import render  # noqa: E402
+from extraction.reading.rounds import read_pages  # noqa: E402
 from sheetgen.conventions import AXES  # noqa: E402
 from sheetgen.forms import FORM_AXES  # noqa: E402
 from sheetgen.generate import generate_acta  # noqa: E402
@@ -87,7 +87,7 @@ FORMS_TUNE_FROM = 300_000
 FORMS_MEASURE_FROM = 700_000
 FAMILY_OF = {SAMPLED: "tables", FORMS: "forms"}
 # The cache is keyed by the document and by the code that reads it: a change to rendering or OCR reads again.
-OCR_CODE = b"".join(p.read_bytes() for p in sorted([ROOT / "extraction" / "render.py",
+OCR_CODE = b"".join(p.read_bytes() for p in sorted([ROOT / "extraction" / "pipeline" / "render.py",
                                                      *(ROOT / "extraction" / "ocr").glob("*.py")]))
 
 

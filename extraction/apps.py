@@ -8,8 +8,8 @@ class ExtractionConfig(AppConfig):
     def ready(self) -> None:
         # The tasks register with Celery in every process (the web app sends them by name), and a worker's
         # reaper thread starts on its worker_ready signal.
-        from extraction import reaper, tasks  # noqa: F401
         from extraction.doctypes.registry import set_defined_lookup
-        from extraction.selectors_doctypes import doctype_definition
+        from extraction.doctypes.selectors import doctype_definition
+        from extraction.pipeline import reaper, tasks  # noqa: F401
 
         set_defined_lookup(doctype_definition)  # types admins define live in the database

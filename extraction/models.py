@@ -1,4 +1,4 @@
-"""Proofdesk's data. State changes go through extraction.services, never through save() in views."""
+"""Proofdesk's data. State changes go through extraction.pipeline.transitions, never through save() in views."""
 
 from __future__ import annotations
 
@@ -132,7 +132,7 @@ class Page(models.Model):
     height = models.PositiveIntegerField()
     engine = models.CharField(max_length=40, blank=True)  # which OCR engine read it
     # A second engine's words ([text, left, top, width, height]) where OCR_SECOND_ENGINE read the page too:
-    # whether it reads a cited place alike is a confidence signal (extraction/second_engine.py).
+    # whether it reads a cited place alike is a confidence signal (extraction/confidence/second_engine.py).
     second_engine = models.CharField(max_length=40, blank=True)
     second_words = models.JSONField(default=list, blank=True)
 
@@ -273,7 +273,7 @@ class FieldValue(models.Model):
     proofs = models.JSONField(default=list, blank=True)  # [{block, page, bbox, method, score}]
     confidence = models.FloatField(null=True, blank=True)  # the lowest OCR confidence of the cited words
     corrected = models.BooleanField(default=False)
-    # How far the value can be trusted, in [0, 1] (extraction/confidence.py), from `signals`, by the
+    # How far the value can be trusted, in [0, 1] (extraction/confidence/model.py), from `signals`, by the
     # document type's confidence model of `confidence_version` (0: the documented prior).
     field_confidence = models.FloatField(null=True, blank=True)
     signals = models.JSONField(default=dict, blank=True)
@@ -348,13 +348,13 @@ class ReviewEvent(models.Model):
 class ConfidenceModel(models.Model):
     """One version of a document type's field confidence model; the newest version is the one in use.
 
-    Versions are only added (extraction/services/confidence.py, `refit_confidence`), never changed, so a
+    Versions are only added (extraction/confidence/services.py, `refit_confidence`), never changed, so a
     field's confidence always names the model that gave it.
     """
 
     doctype = models.CharField(max_length=40)
     version = models.PositiveIntegerField()
-    params = models.JSONField()  # extraction.confidence.ConfidenceModel.to_json()
+    params = models.JSONField()  # extraction.confidence.model.ConfidenceModel.to_json()
     metrics = models.JSONField(default=dict, blank=True)  # measured on held-back labels, old and new
     labels = models.PositiveIntegerField(default=0)
     note = models.TextField(blank=True)

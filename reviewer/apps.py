@@ -11,7 +11,7 @@ class ReviewerConfig(AppConfig):
         from django.http import multipartparser
 
         # Django has no setting for it: its multipart parser reads this module constant for every part. A
-        # longer header is still refused, and the upload page says why (reviewer.views.batches.bad_request).
+        # longer header is still refused, and the upload page says why (reviewer.batches.views.bad_request).
         if not isinstance(getattr(multipartparser, "MAX_TOTAL_HEADER_SIZE", None), int):
             raise ImproperlyConfigured("django.http.multipartparser.MAX_TOTAL_HEADER_SIZE is gone: "
                                        "UPLOAD_MAX_PART_HEADER_BYTES cannot be applied")
@@ -26,6 +26,6 @@ class ReviewerConfig(AppConfig):
 def _username_key_keep(sender, instance, created: bool, raw: bool = False, update_fields=None, **_kwargs) -> None:
     if raw or (update_fields is not None and "username" not in update_fields):
         return  # a fixture loaded as it is; a save that leaves the name alone (last_login, password)
-    from reviewer.services.users import username_key_keep
+    from reviewer.users.services import username_key_keep
 
     username_key_keep(user=instance, created=created)

@@ -13,7 +13,7 @@ from django.core.cache.backends.base import DEFAULT_TIMEOUT
 from django.core.cache.backends.redis import RedisCache
 from redis.exceptions import RedisError
 
-from extraction.breaker import Breaker
+from extraction.common.breaker import Breaker
 
 log = logging.getLogger(__name__)
 

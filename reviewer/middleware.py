@@ -15,7 +15,7 @@ from django.shortcuts import render
 from django.utils.cache import patch_cache_control
 from django_htmx.http import HttpResponseClientRefresh
 
-from extraction.nul import nul_at
+from extraction.common.nul import nul_at
 from reviewer.api.errors import API_PREFIX, problem_response
 
 log = logging.getLogger(__name__)

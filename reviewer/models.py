@@ -1,7 +1,7 @@
 """Supervisor audits: random samples of a batch's passed documents and a verdict on each.
 
 They live in the `reviewer` app so that their migrations never collide with the pipeline's. Writes go
-through reviewer.services.audit; a verdict that disagrees moves its document through the guarded
+through reviewer.audit.services; a verdict that disagrees moves its document through the guarded
 transitions there.
 """
 
@@ -49,7 +49,7 @@ class AuditItemBase(models.Model):
 class AuditSample(AuditSampleBase):
     """One draw: `size` documents out of the batch's passed, not yet audited documents, chosen by `seed`.
 
-    `population_ids` is what the draw chose from, so that extraction.stats.draw_sample(population_ids,
+    `population_ids` is what the draw chose from, so that extraction.common.stats.draw_sample(population_ids,
     size, seed) gives the same documents again.
     """
 
@@ -201,7 +201,7 @@ class DeskPresence(models.Model):
 
 
 class LoginThrottle(models.Model):
-    """A counter of login attempts (see reviewer.throttle): one row per hashed account, address or device."""
+    """A counter of login attempts (see reviewer.users.throttle): one row per hashed account, address or device."""
 
     key = models.CharField(max_length=80, unique=True)
     count = models.PositiveIntegerField(default=0)
@@ -213,7 +213,7 @@ class LoginThrottle(models.Model):
 
 class UsernameKey(models.Model):
     """The database's word that no two accounts have names that differ only in case or Unicode form: each
-    account's name under reviewer.usernames.username_key, unique. A check before an insert cannot hold it
+    account's name under reviewer.users.usernames.username_key, unique. A check before an insert cannot hold it
     against two parallel creations; this index does. Written with the account (services.users)."""
 
     user = models.OneToOneField(conf.AUTH_USER_MODEL, on_delete=models.CASCADE, primary_key=True,

@@ -11,7 +11,7 @@ from botocore.config import Config
 from django.core.exceptions import ImproperlyConfigured
 from kombu import Queue
 
-from extraction.env import env_bool, env_choice, env_float, env_int, env_list, env_networks, env_str
+from extraction.common.env import env_bool, env_choice, env_float, env_int, env_list, env_networks, env_str
 from extraction.llm.config import llm_config_from_env
 
 BASE_DIR = Path(__file__).resolve().parent.parent
@@ -81,7 +81,7 @@ MIDDLEWARE = [
 ]
 
 # Django's model backend, which also reads the user's roles with the user (one query per request, not two)
-AUTHENTICATION_BACKENDS = ["reviewer.auth_backend.UserWithRolesBackend"]
+AUTHENTICATION_BACKENDS = ["reviewer.users.auth_backend.UserWithRolesBackend"]
 
 ROOT_URLCONF = "reviewer.urls"
 WSGI_APPLICATION = "reviewer.wsgi.application"
@@ -149,7 +149,7 @@ else:
     CACHES = {"default": {"BACKEND": "django.core.cache.backends.filebased.FileBasedCache",
                           "LOCATION": str(VAR_DIR / "cache")}}
 
-# Logins (reviewer.throttle): after LOGIN_MAX_FAILURES for one account (or one known browser), or
+# Logins (reviewer.users.throttle): after LOGIN_MAX_FAILURES for one account (or one known browser), or
 # LOGIN_MAX_FAILURES_PER_ADDRESS from one client address, wait LOGIN_LOCKOUT_SECONDS.
 LOGIN_MAX_FAILURES = env_int("LOGIN_MAX_FAILURES", 5, minimum=1)
 LOGIN_MAX_FAILURES_PER_ADDRESS = env_int("LOGIN_MAX_FAILURES_PER_ADDRESS", 20, minimum=1)
@@ -202,10 +202,10 @@ if STORAGE_BACKEND == "s3":
         _web_timeout = env_float("AWS_S3_WEB_TIMEOUT", 2.0, minimum=0.1, maximum=60)
         AWS_S3_CLIENT_CONFIG = Config(connect_timeout=_web_timeout, read_timeout=_web_timeout,
                                       retries={"mode": "standard", "total_max_attempts": 1})
-    _media_storage = {"BACKEND": "extraction.s3.GuardedS3Storage"}
+    _media_storage = {"BACKEND": "extraction.pipeline.s3.GuardedS3Storage"}
 else:
     _media_storage = {"BACKEND": "django.core.files.storage.FileSystemStorage"}
-# After a call could not reach the store, calls in that process fail at once for this long (extraction/s3.py).
+# After a call could not reach the store, calls in that process fail at once for this long (extraction/pipeline/s3.py).
 STORAGE_BREAKER_SECONDS = env_float("STORAGE_BREAKER_SECONDS", 10.0, minimum=0, maximum=600)
 STORAGES = {
     "default": _media_storage,
@@ -248,7 +248,7 @@ CELERY_WORKER_PREFETCH_MULTIPLIER = 1
 WORKER_NICENESS = env_int("WORKER_NICENESS", 10, minimum=0, maximum=19)
 CELERY_TASK_ACKS_ON_FAILURE_OR_TIMEOUT = True
 CELERY_BROKER_CONNECTION_RETRY_ON_STARTUP = True
-# The reaper (extraction.reaper, a thread in every worker): takes back documents whose worker's lease ran
+# The reaper (extraction.pipeline.reaper, a thread in every worker): takes back documents whose worker's lease ran
 # out, sends again messages the broker never got or lost; often enough that a document waits at most about
 # a minute after the broker comes back.
 REAPER_INTERVAL_SECONDS = env_int("REAPER_INTERVAL_SECONDS", 20, minimum=1)

@@ -41,7 +41,7 @@ trap stop INT TERM HUP EXIT
 
 # Each worker runs in its own process group (setsid), so that it and its pool can be stopped together.
 # Documents and webhook deliveries have a worker each (settings.WEBHOOK_QUEUE): a receiver that hangs holds
-# only a delivery, never a document. Both run the reaper (extraction/reaper.py): documents of a killed run
+# only a delivery, never a document. Both run the reaper (extraction/pipeline/reaper.py): documents of a killed run
 # come back by themselves.
 documents_queue="${CELERY_TASK_DEFAULT_QUEUE:-celery}"
 webhooks_queue="${WEBHOOK_QUEUE:-$documents_queue-webhooks}"

@@ -27,7 +27,7 @@ from rapidfuzz import fuzz
 from rapidfuzz.distance import Levenshtein
 
 from extraction.doctypes.acta.layout import CANDIDATES, DIGIT_WORDS, PARTIES, TOTAL_KEYS
-from extraction.feedback import DATA_CLOSE, DATA_OPEN
+from extraction.reading.feedback import DATA_CLOSE, DATA_OPEN
 from sheetgen.generate import spell_digits
 
 TOTAL_LABELS = {"valid_votes": "VOTOS VALIDOS", "null_votes": "VOTOS NULOS", "total_votes": "TOTAL VOTOS"}
@@ -100,7 +100,7 @@ def feedback_of(body: dict[str, Any]) -> str:
 
 
 def patch_fields(body: dict[str, Any]) -> list[str] | None:
-    """The fields a retry asks to be answered as changes (extraction/patches.py), or None when the request
+    """The fields a retry asks to be answered as changes (extraction/reading/patches.py), or None when the request
     wants the whole answer: from the round's schema when it has one, else from the feedback's field list."""
     fmt = body.get("response_format") or {}
     schema = (fmt.get("json_schema") or {}).get("schema") or {}
@@ -126,7 +126,7 @@ def patch_fields(body: dict[str, Any]) -> list[str] | None:
 
 def as_patch(answer: dict[str, Any], previous: dict[str, Any], fields: list[str]) -> dict[str, Any]:
     """A whole answer as the changes it makes to `previous` on `fields` (what a model sends in a retry)."""
-    from extraction.answers import get_field
+    from extraction.rules.answers import get_field
 
     changes = []
     for path in fields:

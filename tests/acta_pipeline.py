@@ -14,8 +14,8 @@ from typing import Any
 import pymupdf
 
 from extraction.models import Document
-from extraction.services.ingest import IncomingFile, batch_create_from_files
-from extraction.services.pipeline import document_process
+from extraction.pipeline.ingest import IncomingFile, batch_create_from_files
+from extraction.pipeline.process import document_process
 from sheetgen.generate import generate_acta, render_scan
 from tests.acta_answers import correct_answer, data_section, feedback_of
 from tests.llm_server import openai_error_body, reply_json, reply_status

@@ -11,9 +11,9 @@ from decimal import Decimal
 
 from django.utils import timezone
 
-from extraction.answers import iter_fields
 from extraction.doctypes.acta.layout import PARTIES
 from extraction.models import Batch, Document, Extraction, FieldValue, Round, Violation
+from extraction.rules.answers import iter_fields
 
 TOTALS = ("valid_votes", "null_votes", "total_votes")
 

@@ -18,11 +18,11 @@ from extraction.doctypes.acta.layout import PARTIES
 from extraction.doctypes.acta.template_reader import read_acta
 from extraction.doctypes.registry import get_doctype
 from extraction.models import Batch, Block, Document, Extraction, Page, Round, Violation
-from extraction.prompt import render_prompt
-from extraction.reading_context import reading_context
-from extraction.services.extract import fieldvalues_save, ocr_pages_of, violations_save
+from extraction.pipeline.extract import fieldvalues_save, ocr_pages_of, violations_save
+from extraction.reading.context import reading_context
+from extraction.reading.prompt import render_prompt
+from extraction.reading.validation import make_validator
 from extraction.states import Status
-from extraction.validation import make_validator
 from sheetgen.generate import spell_digits
 
 PAGE_W, PAGE_H = 1275, 1650

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from reviewer.presenters.doctype_form import rows_from_data
+from reviewer.types.presenters import rows_from_data
 
 
 def posted(data: dict) -> dict[str, str]:

@@ -8,22 +8,11 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parents[1]
 EXTRACTION = ROOT / "extraction"
 
-# The modules that need Django or Celery (models, their reads and writes, tasks, commands). Every other module
-# under extraction/ is pure domain code, checked by tests/unit/test_pure_domain.py.
-IMPURE_PREFIXES = ("extraction.management", "extraction.migrations", "extraction.services")
-IMPURE = {
-    "extraction.apps",
-    "extraction.models",
-    "extraction.reaper",
-    "extraction.selectors",
-    "extraction.selectors_confidence",
-    "extraction.selectors_dashboard",
-    "extraction.selectors_doctypes",
-    "extraction.sql_batch",
-    "extraction.s3",
-    "extraction.storage",
-    "extraction.tasks",
-}
+# Pure by place: every module of these packages of extraction/ is pure domain code, but for the reads and
+# writes a package keeps beside it in `selectors.py` and `services.py`. Everything else (the pipeline, the
+# models and the modules at extraction/'s top, commands, migrations) may use Django and Celery.
+PURE_PACKAGES = ("common", "values", "ocr", "rules", "proofs", "doctypes", "llm", "reading", "confidence")
+ORM_MODULES = ("selectors", "services")
 
 
 def module_name(path: Path) -> str:
@@ -36,8 +25,22 @@ def extraction_modules() -> dict[str, Path]:
     return {module_name(p): p for p in sorted(EXTRACTION.rglob("*.py"))}
 
 
+def app_modules() -> dict[str, Path]:
+    """Every module of both apps but their migrations, by dotted name."""
+    return {module_name(p): p for app in ("extraction", "reviewer") for p in sorted((ROOT / app).rglob("*.py"))
+            if "migrations" not in p.parts}
+
+
+def package_of(name: str, path: Path) -> str:
+    """The package a module belongs to: a folder of an app (`extraction.proofs`, `reviewer.desk`, with any
+    folder inside it), or a module at an app's top (`extraction.models`) on its own."""
+    folders = path.relative_to(ROOT).parent.parts
+    return name if len(folders) == 1 else ".".join(folders[:2])
+
+
 def is_pure(name: str) -> bool:
-    return name not in IMPURE and not name.startswith(IMPURE_PREFIXES)
+    parts = name.split(".")
+    return len(parts) >= 2 and parts[1] in PURE_PACKAGES and parts[-1] not in ORM_MODULES
 
 
 def pure_modules() -> list[str]:
@@ -47,7 +50,7 @@ def pure_modules() -> list[str]:
 def imported_names(path: Path, name: str) -> set[str]:
     """Every module an import statement of the file names, at the top or inside a function; `from a import b`
     names a.b when that is a module, else a."""
-    known = extraction_modules()
+    known = app_modules()
     package = name if path.name == "__init__.py" else name.rpartition(".")[0]
     out: set[str] = set()
     for node in ast.walk(ast.parse(path.read_text())):
@@ -67,3 +70,16 @@ def import_graph() -> dict[str, set[str]]:
     """extraction module -> the extraction modules it imports."""
     modules = extraction_modules()
     return {name: {m for m in imported_names(path, name) if m in modules and m != name} for name, path in modules.items()}
+
+
+def package_graph() -> dict[str, set[str]]:
+    """package -> the other packages its modules import (inside functions too)."""
+    modules = app_modules()
+    graph: dict[str, set[str]] = {package_of(n, p): set() for n, p in modules.items()}
+    for name, path in modules.items():
+        for target in imported_names(path, name):
+            while target and target not in modules:
+                target = target.rpartition(".")[0]
+            if target and package_of(target, modules[target]) != package_of(name, path):
+                graph[package_of(name, path)].add(package_of(target, modules[target]))
+    return graph

@@ -11,7 +11,7 @@ from collections.abc import Iterator
 from contextlib import contextmanager
 
 from extraction.models import Batch, Document, Extraction, Round
-from extraction.services.transitions import ABANDONED
+from extraction.pipeline.transitions import ABANDONED
 from tests.paths import ROOT
 
 FINAL = ("passed", "flagged", "failed")

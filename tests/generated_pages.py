@@ -27,7 +27,7 @@ from extraction.doctypes.acta.layout import CANDIDATES, DIGIT_WORDS, PARTIES, TO
 from extraction.ocr.blocks import BBox, BlockType, OcrPage
 from extraction.ocr.geometry import PageSize
 from extraction.ocr.lines import EngineWord, build_page_lines
-from extraction.prompt_doc import PromptDocument
+from extraction.ocr.tagged_text import PromptDocument
 
 TOTAL_LABELS = {"valid_votes": "VOTOS VALIDOS", "null_votes": "VOTOS NULOS", "total_votes": "TOTAL VOTOS"}
 LEADERS = {"dots": ".", "dashes": "-", "underscores": "_"}

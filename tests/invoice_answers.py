@@ -19,10 +19,10 @@ import re
 from decimal import Decimal
 from typing import Any
 
-from extraction.currency import shows_currency
-from extraction.grounding import supports
 from extraction.ocr.blocks import BlockType, OcrBlock
-from extraction.prompt_doc import PromptDocument
+from extraction.ocr.tagged_text import PromptDocument
+from extraction.proofs.grounding import supports
+from extraction.values.currency import shows_currency
 from tests.invoice_truth import locate
 
 # Values the page prints that the known answer leaves out (invoice2data's file for this invoice tests the

@@ -6,12 +6,12 @@ import pytest
 from django.test import Client
 from django.urls import reverse
 
-from extraction import stats
+from extraction.common import stats
 from extraction.models import Document, ReviewEvent, Violation
-from extraction.selectors import queue_documents_open
+from reviewer.audit import services as audit
+from reviewer.audit.selectors import audit_summary
+from reviewer.desk.selectors import queue_documents_open
 from reviewer.models import AuditItem, AuditSample
-from reviewer.selectors_audit import audit_summary
-from reviewer.services import audit
 from tests.dashboard_data import make_batch, make_doc
 from tests.desk_data import flagged_acta
 

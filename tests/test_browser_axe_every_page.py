@@ -167,7 +167,7 @@ _WALKED: dict[str, dict] = {}  # page id -> viewport -> what axe found there ("e
 
 def _trial_of_the_defined_type(batch_model, document_model, users) -> object:
     """A trial of the defined type, as the "Try it" button leaves it (here, failed: no model to read with)."""
-    from extraction.selectors_doctypes import doctype_version_get
+    from extraction.doctypes.selectors import doctype_version_get
 
     saved = doctype_version_get(name="defined")
     trial = batch_model.objects.create(name=f"Trial of {saved.label}", doctype="defined", trial=True,

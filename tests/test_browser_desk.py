@@ -8,8 +8,8 @@ from pathlib import Path
 import pytest
 
 from extraction.models import Document, FieldValue, ReviewEvent
-from extraction.services.ingest import IncomingFile, batch_create_from_files
-from extraction.services.pipeline import document_process
+from extraction.pipeline.ingest import IncomingFile, batch_create_from_files
+from extraction.pipeline.process import document_process
 from sheetgen.generate import generate_acta, spell_digits
 from tests.browser import screenshot
 from tests.desk_browser import login

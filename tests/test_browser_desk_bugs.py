@@ -6,9 +6,9 @@ from __future__ import annotations
 import pytest
 
 from extraction.models import Batch, Document, FieldValue
-from reviewer.presenters.desk import fid
-from reviewer.services import review
-from reviewer.services.audit import audit_sample_draw, sample_request
+from reviewer.audit.services import audit_sample_draw, sample_request
+from reviewer.desk import services as review
+from reviewer.desk.presenters import fid
 from tests.desk_browser import inside, login, open_desk, overlaps, rect
 from tests.desk_data import flagged_acta
 

@@ -10,9 +10,9 @@ import pytest
 from playwright.sync_api import expect
 
 from extraction.models import Block, Document, FieldValue, ReviewEvent, Violation
-from reviewer.presenters.desk import fid
-from reviewer.services import review
-from reviewer.services.audit import audit_sample_draw, sample_request
+from reviewer.audit.services import audit_sample_draw, sample_request
+from reviewer.desk import services as review
+from reviewer.desk.presenters import fid
 from tests.desk_browser import inside, login, open_desk, rect, select_field
 from tests.desk_data import add_triage_rules, flagged_acta
 

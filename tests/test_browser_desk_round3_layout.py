@@ -5,8 +5,8 @@ from __future__ import annotations
 
 import pytest
 
-from reviewer.presenters.desk import fid
-from reviewer.services.audit import audit_sample_draw, sample_request
+from reviewer.audit.services import audit_sample_draw, sample_request
+from reviewer.desk.presenters import fid
 from tests.desk_browser import inside, login, open_desk, rect
 from tests.desk_data import add_triage_rules, flagged_acta
 
@@ -118,7 +118,7 @@ def test_the_rule_list_folds_away_without_script_and_opens_again(live_server, pa
 
 @pytest.mark.parametrize("chart", ["reliability", "interval", "bar", "column"])
 def test_every_chart_label_lies_inside_its_chart(page, chart):
-    from extraction import charts
+    from reviewer import charts
 
     drawn = {
         "reliability": lambda: charts.reliability_chart([(0.9, 1.0, 12, 0.95, 0.9)], title="Reliability"),

@@ -9,8 +9,8 @@ import pytest
 
 from extraction.models import Block, Document, Extraction, FieldValue, ReviewEvent, Violation
 from extraction.ocr import pdf_text
-from extraction.services.ingest import IncomingFile, batch_create_from_files
-from extraction.services.pipeline import document_process
+from extraction.pipeline.ingest import IncomingFile, batch_create_from_files
+from extraction.pipeline.process import document_process
 from sheetgen.sampled import generate_sampled
 from tests.acta_answers import correct_answer, data_section, set_count
 from tests.acta_pipeline import USAGE

@@ -6,7 +6,7 @@ from __future__ import annotations
 import pytest
 
 from extraction.models import Batch, DocTypeVersion, Document
-from extraction.services.pipeline import document_process
+from extraction.pipeline.process import document_process
 from tests.desk_browser import login
 from tests.receipts import OLD_RULE, reads_receipts, receipt
 

@@ -5,8 +5,8 @@ from __future__ import annotations
 import pytest
 
 from extraction.models import Document
-from extraction.services.ingest import IncomingFile, batch_create_from_files
-from extraction.services.pipeline import document_process
+from extraction.pipeline.ingest import IncomingFile, batch_create_from_files
+from extraction.pipeline.process import document_process
 from sheetgen.generate import generate_acta
 from tests.desk_browser import login
 

@@ -9,8 +9,8 @@ import pytest
 from django.urls import reverse
 
 from extraction.models import ConfidenceModel, FieldValue, SuspiciousPassThreshold, Violation
+from reviewer.confidence.calibration import calibration_summary, judge_agreement, threshold_curve_estimate
 from reviewer.models import AuditItem, AuditSample
-from reviewer.selectors_calibration import calibration_summary, judge_agreement, threshold_curve_estimate
 from tests.dashboard_data import make_batch, make_doc
 
 pytestmark = pytest.mark.django_db
@@ -116,7 +116,7 @@ def test_a_supervisor_chooses_and_clears_the_threshold(client_as):
 
 
 def test_a_refit_from_the_page_is_shown_old_against_new_and_stored_only_when_confirmed(client_as):
-    from reviewer.services.confidence import _held_back
+    from reviewer.confidence.services import _held_back
 
     batch = make_batch()
     # Which documents are held back follows their ids, which the tests run before decide: make documents
@@ -148,7 +148,7 @@ def test_a_refit_without_enough_labels_says_so(client_as):
 
 
 def test_audited_passes_are_estimated_per_band_of_their_least_sure_field(client_as):
-    from reviewer.selectors_calibration import audit_by_band
+    from reviewer.confidence.calibration import audit_by_band
 
     batch = make_batch()
     sample = AuditSample.objects.create(batch=batch, seed=1, requested_kind="count", requested_value=3,

@@ -10,16 +10,16 @@ from collections import Counter
 import pytest
 from django.core.management import CommandError, call_command
 
-from extraction.confidence import MIN_LABELS
+from extraction.confidence.model import MIN_LABELS
+from extraction.confidence.selectors import confidence_model_current
+from extraction.confidence.services import fieldconfidence_save
 from extraction.models import ConfidenceModel, Document, Extraction, FieldValue, Page
-from extraction.prompt import render_prompt
-from extraction.selectors_confidence import confidence_model_current
-from extraction.services.confidence import fieldconfidence_save
-from extraction.services.extract import ocr_pages_of
+from extraction.pipeline.extract import ocr_pages_of
+from extraction.reading.prompt import render_prompt
+from extraction.rules.violations import RuleContext
 from extraction.states import ReviewStatus
-from extraction.violations import RuleContext
-from reviewer.selectors_confidence import confidence_labels
-from reviewer.services.confidence import NotEnoughLabels, confidence_model_save, confidence_refit
+from reviewer.confidence.selectors import confidence_labels
+from reviewer.confidence.services import NotEnoughLabels, confidence_model_save, confidence_refit
 from tests.acta_answers import misread
 from tests.acta_pipeline import acta_pdf, model, process, row_with, when_told
 
@@ -114,8 +114,8 @@ def test_a_refit_measured_against_a_version_that_was_replaced_meanwhile_is_refus
 
 
 def test_a_pass_whose_least_confident_field_is_under_the_chosen_threshold_goes_to_the_reviewers(llm_env, tmp_path):
-    from extraction.selectors import queue_documents_open
-    from extraction.services.confidence import suspicious_threshold_set
+    from extraction.confidence.services import suspicious_threshold_set
+    from reviewer.desk.selectors import queue_documents_open
 
     acta, path = acta_pdf(tmp_path, seed=5)
     llm_env.always(model(acta.printed))
@@ -130,7 +130,7 @@ def test_a_pass_whose_least_confident_field_is_under_the_chosen_threshold_goes_t
 
 
 def test_without_a_chosen_threshold_or_above_it_a_pass_stays_a_pass(llm_env, tmp_path):
-    from extraction.services.confidence import suspicious_threshold_set
+    from extraction.confidence.services import suspicious_threshold_set
 
     acta, path = acta_pdf(tmp_path, seed=5)
     llm_env.always(model(acta.printed))
@@ -144,7 +144,7 @@ def test_without_a_chosen_threshold_or_above_it_a_pass_stays_a_pass(llm_env, tmp
 
 
 def test_correction_rates_per_field_kind_follow_new_reviews_at_once():
-    from extraction.selectors_confidence import corrected_rates
+    from extraction.confidence.selectors import corrected_rates
     from tests.dashboard_data import make_batch, make_doc
 
     batch = make_batch()
@@ -190,7 +190,7 @@ def test_a_second_engine_reads_every_page_again_and_where_it_reads_a_value_other
 def test_a_second_engine_that_fails_leaves_the_document_read_and_the_signal_neutral(llm_env, tmp_path, settings,
                                                                                     monkeypatch):
     from extraction.ocr.blocks import OcrError
-    from extraction.services import pipeline
+    from extraction.pipeline import process as pipeline
 
     class Broken:
         def read(self, document):

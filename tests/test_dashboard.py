@@ -8,7 +8,7 @@ import pytest
 from django.urls import reverse
 
 from extraction.doctypes.acta import DOCTYPE as ACTA
-from extraction.selectors_dashboard import batch_dashboard, field_family, truth_mismatches
+from reviewer.batches.selectors import batch_dashboard, field_family, truth_mismatches
 from tests.dashboard_data import (
     acta_answer,
     counts_for,
@@ -154,7 +154,7 @@ def test_the_dashboard_page_shows_the_figures_and_server_drawn_charts(client_as,
 
 
 def test_the_rule_chart_and_the_audit_charts_do_not_mix_up(client_as, known_batch, users):
-    from reviewer.services import audit
+    from reviewer.audit import services as audit
 
     sample = audit.audit_sample_draw(batch=known_batch, user=users["supervisor"],
                                      request=audit.sample_request(count=1, seed=5))
@@ -179,8 +179,8 @@ def test_an_unknown_batch_is_not_found(client_as):
 
 
 def test_real_actas_through_the_pipeline_are_scored_against_their_qr(client_as, tmp_path):
-    from extraction.services.ingest import IncomingFile, batch_create_from_files
-    from extraction.services.pipeline import document_process
+    from extraction.pipeline.ingest import IncomingFile, batch_create_from_files
+    from extraction.pipeline.process import document_process
     from sheetgen.generate import generate_acta
 
     files = []

@@ -9,9 +9,9 @@ from django.core.files.storage import default_storage
 from django.urls import reverse
 
 from extraction.models import Batch, Document, Upload
-from extraction.services.ingest import IncomingFile, batch_create_from_files
-from extraction.services.pipeline import document_process
-from extraction.services.requeue import document_requeue
+from extraction.pipeline.ingest import IncomingFile, batch_create_from_files
+from extraction.pipeline.process import document_process
+from extraction.pipeline.requeue import document_requeue
 from reviewer.models import BatchDeletion
 from sheetgen.generate import generate_acta
 from tests import badfiles

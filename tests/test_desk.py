@@ -11,7 +11,7 @@ from django.urls import reverse
 from PIL import Image
 
 from extraction.models import Block, Document, Extraction, FieldValue, ReviewEvent
-from reviewer.services import review
+from reviewer.desk import services as review
 from tests.desk_data import add_proof_on_page, flagged_acta, tiny_flagged_document
 
 pytestmark = pytest.mark.django_db
@@ -294,7 +294,7 @@ def test_an_edit_sends_back_its_cell_and_out_of_band_only_the_cells_whose_rules_
 def test_an_edit_that_changes_the_panes_shape_sends_back_the_whole_pane(client_as, acta, users):
     from dataclasses import replace
 
-    from reviewer.presenters.desk import edit_context
+    from reviewer.desk.presenters import edit_context
 
     edited = review.field_edit(document_id=acta.document.id, user=users["reviewer"], path="rows[0].votes",
                                raw_value="7", expected_version=acta.document.version)
@@ -309,8 +309,8 @@ def _every_cell_that_reads_otherwise(edited, path: str) -> set[str]:
     """The slow, plain answer: write out every cell as the page showed it and as it is now, and compare."""
     from django.template import Context
 
-    from reviewer.presenters.cells import cell_html
-    from reviewer.presenters.desk import field_items
+    from reviewer.desk.cells import cell_html
+    from reviewer.desk.presenters import field_items
 
     def html(item: dict) -> str:
         return cell_html(item, context=Context(), desk_url="/d/", edit_url="/e/", can_edit=True, oob=False)
@@ -331,7 +331,7 @@ def _every_cell_that_reads_otherwise(edited, path: str) -> set[str]:
     ("acta_id", "x"),  # no number at all
 ])
 def test_an_edit_sends_exactly_the_cells_a_rebuild_of_every_cell_finds_changed(acta, users, path, value):
-    from reviewer.presenters.desk import edit_context
+    from reviewer.desk.presenters import edit_context
 
     path = path.format(row=acta.wrong_row)
     edited = review.field_edit(document_id=acta.document.id, user=users["reviewer"], path=path,
@@ -343,7 +343,7 @@ def test_an_edit_sends_exactly_the_cells_a_rebuild_of_every_cell_finds_changed(a
 
 
 def test_a_proof_moved_to_words_that_do_not_show_the_value_sends_the_cell_with_its_new_note(acta, users):
-    from reviewer.presenters.desk import edit_context
+    from reviewer.desk.presenters import edit_context
 
     path = "rows[0].votes"
     value = str(acta.extraction.answer["rows"][0]["votes"]["value"])
@@ -457,8 +457,8 @@ def test_history_shows_rounds_rules_stop_reason_and_every_review_event(client_as
 
 
 def test_history_shows_what_the_model_changed_between_rounds(client_as, acta):
-    from extraction.answers import set_field
     from extraction.models import Round
+    from extraction.rules.answers import set_field
 
     first = Round.objects.get(extraction=acta.extraction, number=1)
     Round.objects.create(extraction=acta.extraction, number=2, state="completed",

@@ -9,13 +9,13 @@ from typing import Any
 import pytest
 from django.core.files.uploadedfile import SimpleUploadedFile
 
+from extraction.doctypes.defined.check import spec_parse
+from extraction.doctypes.defined.files import spec_from_yaml, spec_to_yaml
+from extraction.doctypes.services import doctype_version_save
 from extraction.models import Batch, DocTypeVersion, Document, Extraction
-from extraction.selectors import batch_list_with_counts, queue_documents_open
-from extraction.services.doctypes import doctype_version_save
-from extraction.services.ingest import IncomingFile, batch_create_from_files
-from extraction.services.pipeline import document_process
-from extraction.typedef.check import spec_parse
-from extraction.typedef.files import spec_from_yaml, spec_to_yaml
+from extraction.pipeline.ingest import IncomingFile, batch_create_from_files
+from extraction.pipeline.process import document_process
+from reviewer.desk.selectors import batch_list_with_counts, queue_documents_open
 from tests.doctype_forms import posted
 from tests.receipts import OLD_RULE, reads_receipts, receipt
 

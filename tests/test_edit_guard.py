@@ -7,7 +7,7 @@ import pytest
 from django.urls import reverse
 
 from extraction.models import Document, Extraction, ReviewEvent
-from reviewer.services import review
+from reviewer.desk import services as review
 from tests.desk_data import flagged_acta
 
 pytestmark = pytest.mark.django_db

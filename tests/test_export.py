@@ -9,10 +9,11 @@ import json
 import pytest
 from django.urls import reverse
 
-from extraction.answers import get_value, iter_fields
 from extraction.models import FieldValue
-from extraction.services.export import batch_events, batch_export_documents, csv_cell
-from reviewer.services import audit, review
+from extraction.rules.answers import get_value, iter_fields
+from reviewer.audit import services as audit
+from reviewer.batches.export import batch_events, batch_export_documents, csv_cell
+from reviewer.desk import services as review
 from tests.dashboard_data import (
     make_batch,
     make_doc,

@@ -18,10 +18,10 @@ import pytest
 from PIL import Image
 
 from extraction.doctypes.acta.qr import decode_qr
-from extraction.feedback import DATA_CLOSE, DATA_OPEN
 from extraction.models import Block, Document, Extraction, FieldValue, Round
-from extraction.services.pipeline import document_process
-from extraction.services.requeue import document_requeue
+from extraction.pipeline.process import document_process
+from extraction.pipeline.requeue import document_requeue
+from extraction.reading.feedback import DATA_CLOSE, DATA_OPEN
 from tests.acta_answers import (
     all_zero,
     correct_answer,
@@ -310,9 +310,9 @@ def test_rows_swapped_with_their_proofs_are_caught_when_the_votes_sit_in_their_o
     from extraction.doctypes.registry import get_doctype
     from extraction.ocr.blocks import SourceDocument
     from extraction.ocr.pdf_text import PdfTextEngine
-    from extraction.prompt import render_prompt
-    from extraction.reading_context import reading_context
-    from extraction.validation import make_validator
+    from extraction.reading.context import reading_context
+    from extraction.reading.prompt import render_prompt
+    from extraction.reading.validation import make_validator
     from tests.acta_answers import swap_rows
 
     acta, path = acta_pdf(tmp_path, seed=3, layout="classic")  # party | votes | words in separate cells

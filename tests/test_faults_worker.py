@@ -18,9 +18,9 @@ from datetime import UTC, datetime
 import pytest
 
 from extraction.models import Batch, Document, Round
-from extraction.services.ingest import IncomingFile, batch_create_from_files
-from extraction.services.pipeline import documents_requeue_stuck
-from extraction.services.requeue import document_requeue
+from extraction.pipeline.ingest import IncomingFile, batch_create_from_files
+from extraction.pipeline.process import documents_requeue_stuck
+from extraction.pipeline.requeue import document_requeue
 from tests.acta_pipeline import acta_pdf, model, scanned_acta
 from tests.faults import (
     assert_processed_once,

@@ -6,13 +6,13 @@ import pytest
 from django.test import Client
 from django.urls import reverse
 
-from extraction.calibration import sample_size_for_width, stratified_draw, wilson
+from extraction.confidence.calibration import sample_size_for_width, stratified_draw, wilson
 from extraction.models import Document, FieldValue, ReviewEvent, Violation
+from reviewer.audit import field_audit
+from reviewer.audit.selectors import field_audit_strata
+from reviewer.audit.services import AuditError
+from reviewer.confidence.selectors import confidence_labels
 from reviewer.models import FieldAuditItem
-from reviewer.selectors_audit import field_audit_strata
-from reviewer.selectors_confidence import confidence_labels
-from reviewer.services import field_audit
-from reviewer.services.audit import AuditError
 from tests.dashboard_data import make_batch, make_doc
 from tests.desk_data import flagged_acta
 

@@ -12,8 +12,8 @@ from django.contrib.auth.models import Group
 from django.db import connection
 from django.urls import reverse
 
-from extraction import services
 from extraction.models import Batch, Document
+from extraction.pipeline import transitions as services
 from extraction.states import Status
 from tests.accounts import PASSWORD
 from tests.paths import ROOT

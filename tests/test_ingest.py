@@ -10,7 +10,7 @@ from django.core.files.uploadedfile import SimpleUploadedFile
 from django.urls import reverse
 
 from extraction.models import Batch, Document, Upload
-from extraction.services.pipeline import document_process
+from extraction.pipeline.process import document_process
 from tests import badfiles
 
 MiB = 1024 * 1024

@@ -8,8 +8,8 @@ from django.core.files.uploadedfile import SimpleUploadedFile
 from django.urls import reverse
 
 from extraction.models import Batch, Document
-from extraction.services.extract import ocr_pages_of
-from extraction.services.pipeline import document_read
+from extraction.pipeline.extract import ocr_pages_of
+from extraction.pipeline.process import document_read
 from tests.invoice_truth import INVOICES, KNOWN_MISSING, expected_values, load_truth, locate
 from tests.paths import needs_shared_data
 
@@ -24,7 +24,7 @@ def read_batches(django_db_setup, django_db_blocker):
 
     # The test reads each document itself; no task may go to a worker that might be running.
     with django_db_blocker.unblock(), pytest.MonkeyPatch.context() as patch:
-        patch.setattr("extraction.services.dispatch.documents_queue", lambda ids, **kw: None)
+        patch.setattr("extraction.pipeline.dispatch.documents_queue", lambda ids, **kw: None)
         admin = User.objects.create_user("invoice-admin")
         admin.groups.add(Group.objects.get_or_create(name="admin")[0])
         client = Client()

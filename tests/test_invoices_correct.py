@@ -12,10 +12,10 @@ import pytest
 from extraction.doctypes.registry import get_doctype
 from extraction.ocr.blocks import PageImage, SourceDocument
 from extraction.ocr.registry import get_engine
-from extraction.prompt import render_prompt
-from extraction.reading_context import reading_context
-from extraction.render import render_document
-from extraction.validation import make_validator
+from extraction.pipeline.render import render_document
+from extraction.reading.context import reading_context
+from extraction.reading.prompt import render_prompt
+from extraction.reading.validation import make_validator
 from tests.invoice_answers import correct_invoice_answer, same_as_truth
 from tests.invoice_truth import INVOICES, load_truth
 

@@ -9,11 +9,11 @@ from typing import Any
 import pytest
 
 from extraction.models import Document, Extraction, Violation
-from extraction.prompt import render_prompt
-from extraction.services.extract import ocr_pages_of
-from extraction.services.ingest import IncomingFile, batch_create_from_files
-from extraction.services.pipeline import document_process, document_read
-from reviewer.selectors_calibration import judge_agreement
+from extraction.pipeline.extract import ocr_pages_of
+from extraction.pipeline.ingest import IncomingFile, batch_create_from_files
+from extraction.pipeline.process import document_process, document_read
+from extraction.reading.prompt import render_prompt
+from reviewer.confidence.calibration import judge_agreement
 from tests.invoice_answers import correct_invoice_answer
 from tests.invoice_truth import INVOICES, load_truth
 from tests.llm_server import reply_json

@@ -42,7 +42,7 @@ def test_an_endpoint_fault_fails_the_document_clearly_and_a_retry_succeeds(
     llm_env.script(model(acta.printed))
     response = client_as("admin").post(reverse("document_retry", args=[doc.id]))
     assert response.status_code == 302
-    from extraction.services.pipeline import document_process
+    from extraction.pipeline.process import document_process
 
     document_process(document_id=doc.id)
     doc.refresh_from_db()

@@ -14,7 +14,7 @@ from django.test import Client
 from django.urls import reverse
 
 from extraction.models import Document, Round
-from extraction.services.ingest import IncomingFile, batch_create_from_files
+from extraction.pipeline.ingest import IncomingFile, batch_create_from_files
 from tests.browser import ARTIFACTS
 from tests.load import COUNT, ENGINE, TIMEOUT, WAIT, DeskProbe, make_deeds, model_in_own_process
 from tests.worker import WorkerProcess

@@ -13,7 +13,7 @@ from django.urls import reverse
 
 from reviewer.client_address import client_address
 from reviewer.models import LoginThrottle
-from reviewer.throttle import DEVICE_COOKIE
+from reviewer.users.throttle import DEVICE_COOKIE
 from tests.accounts import PASSWORD
 
 STRANGER, OFFICE = "203.0.113.7", "198.51.100.20"

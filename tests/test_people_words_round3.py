@@ -10,10 +10,10 @@ import pytest
 from django.urls import reverse
 
 from extraction.models import Document, Extraction, FieldValue, ReviewEvent, Round, Violation
-from extraction.selectors import rule_label
-from extraction.services.rerun import batch_rerun
-from reviewer.presenters.desk import labels_for
-from reviewer.services import field_audit
+from extraction.pipeline.rerun import batch_rerun
+from reviewer.audit import field_audit
+from reviewer.desk.presenters import labels_for
+from reviewer.desk.selectors import rule_label
 from tests.dashboard_data import make_batch, make_doc
 
 pytestmark = pytest.mark.django_db

@@ -1,4 +1,4 @@
-"""One reading of a document for the run and the desk (extraction/reading_context.py): a reviewer's edit judges
+"""One reading of a document for the run and the desk (extraction/reading/context.py): a reviewer's edit judges
 the answer exactly as the run that produced it did, whatever the model was given to read."""
 
 from __future__ import annotations
@@ -8,8 +8,8 @@ from typing import Any
 import pytest
 
 from extraction.models import Extraction, Violation
-from extraction.services.rule_context import rule_contexts_forget
-from reviewer.services import review
+from reviewer.desk import services as review
+from reviewer.desk.rule_context import rule_contexts_forget
 from tests.acta_answers import correct_answer, data_section, misread, uncited_answer
 from tests.acta_pipeline import USAGE, acta_pdf, process
 from tests.llm_server import reply_json

@@ -16,15 +16,15 @@ from django.test import Client
 from django.urls import reverse
 from django.utils import timezone
 
-from extraction import render
 from extraction.models import Batch, Document, Extraction, FieldValue, Page, Round
 from extraction.ocr.blocks import OcrPage
-from extraction.services import pipeline
-from extraction.services.extract import _end
-from extraction.services.ingest import IncomingFile, batch_create_from_files
-from extraction.services.lease import ClaimLost, document_lease
-from extraction.services.pipeline import document_process, documents_requeue_stuck
-from extraction.services.transitions import document_claim_for_processing
+from extraction.pipeline import process as pipeline
+from extraction.pipeline import render
+from extraction.pipeline.extract import _end
+from extraction.pipeline.ingest import IncomingFile, batch_create_from_files
+from extraction.pipeline.lease import ClaimLost, document_lease
+from extraction.pipeline.process import document_process, documents_requeue_stuck
+from extraction.pipeline.transitions import document_claim_for_processing
 from extraction.states import Status
 from sheetgen.generate import generate_acta
 from tests.acta_answers import misread
@@ -44,8 +44,8 @@ def _stale(doc: Document, seconds: int = 3600) -> None:
 def sent(monkeypatch):
     """The ids the reaper hands to the broker (the broker itself is tested with a real worker)."""
     ids: list[int] = []
-    monkeypatch.setattr("extraction.services.pipeline.documents_dispatch", lambda batch: ids.extend(batch) or batch)
-    monkeypatch.setattr("extraction.services.pipeline.documents_dispatch_pending", lambda **kw: 0)
+    monkeypatch.setattr("extraction.pipeline.process.documents_dispatch", lambda batch: ids.extend(batch) or batch)
+    monkeypatch.setattr("extraction.pipeline.process.documents_dispatch_pending", lambda **kw: 0)
     return ids
 
 
@@ -164,7 +164,7 @@ def test_processing_a_document_twice_in_a_row_runs_the_loop_once(db, tmp_path):
 
 
 def test_queued_documents_never_sent_or_lost_by_the_broker_are_sent_again_and_no_others(db, monkeypatch):
-    from extraction.services import dispatch
+    from extraction.pipeline import dispatch
 
     now = timezone.now()
     never_sent = _doc(status="queued")  # the broker was down when its batch was uploaded
@@ -198,7 +198,7 @@ def _messages(response) -> list[str]:
 def test_a_retry_of_a_document_still_being_processed_is_refused_clearly_and_changes_nothing(
         client_as, monkeypatch, status):
     queued: list[int] = []
-    monkeypatch.setattr("extraction.services.requeue.documents_queue", queued.extend)
+    monkeypatch.setattr("extraction.pipeline.requeue.documents_queue", queued.extend)
     doc = _doc(status=status, attempts=1, task_id="running", heartbeat_at=timezone.now())
     before = Document.objects.values().get(pk=doc.pk)
 
@@ -210,10 +210,10 @@ def test_a_retry_of_a_document_still_being_processed_is_refused_clearly_and_chan
 
 
 def test_a_retry_of_a_file_refused_at_upload_keeps_its_reason_and_queues_nothing(client_as, monkeypatch):
-    from extraction.services.rerun import batch_rerun
+    from extraction.pipeline.rerun import batch_rerun
 
     queued: list[int] = []
-    monkeypatch.setattr("extraction.services.requeue.documents_queue", queued.extend)
+    monkeypatch.setattr("extraction.pipeline.requeue.documents_queue", queued.extend)
     doc = _doc(status="failed", kind="", error_code="damaged", error_message="The PDF is damaged: no pages.",
                original="a.pdf")
     response = client_as("admin").post(reverse("document_retry", args=[doc.id]))
@@ -237,7 +237,7 @@ def test_six_retries_of_a_finished_document_sent_together_queue_exactly_one_run(
             document_claim_for_processing(document_id=document_id, task_id=f"run-{len(runs)}")
         return ids
 
-    monkeypatch.setattr("extraction.services.dispatch.documents_dispatch", a_worker_takes_it_at_once)
+    monkeypatch.setattr("extraction.pipeline.dispatch.documents_dispatch", a_worker_takes_it_at_once)
     doc = _doc(status="flagged", attempts=1)
     clients = [Client() for _ in range(6)]
     for client in clients:

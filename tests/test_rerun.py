@@ -9,10 +9,10 @@ from django.test import Client
 from django.urls import reverse
 
 from extraction.models import Document, Extraction, ReviewEvent
-from extraction.selectors_dashboard import batch_dashboard, batch_runs
-from extraction.services import rerun
-from extraction.services.ingest import IncomingFile, batch_create_from_files
-from extraction.services.pipeline import document_process
+from extraction.pipeline import rerun
+from extraction.pipeline.ingest import IncomingFile, batch_create_from_files
+from extraction.pipeline.process import document_process
+from reviewer.batches.selectors import batch_dashboard, batch_runs
 from sheetgen.generate import generate_acta
 from tests.dashboard_data import (
     make_batch,
@@ -27,7 +27,7 @@ ROLES = ["anonymous", "outsider", "reviewer", "supervisor", "admin"]
 @pytest.fixture
 def delays():
     """The document ids handed to the broker (the run's settings live on the document), instead of a broker."""
-    with mock.patch("extraction.tasks.process_document.apply_async") as send:
+    with mock.patch("extraction.pipeline.tasks.process_document.apply_async") as send:
         yield send
 
 

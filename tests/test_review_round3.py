@@ -6,7 +6,7 @@ from __future__ import annotations
 import pytest
 
 from extraction.models import Block, Document, FieldValue, ReviewEvent, Violation
-from reviewer.services import review
+from reviewer.desk import services as review
 from sheetgen.generate import spell_digits
 from tests.desk_data import flagged_acta
 

@@ -10,8 +10,8 @@ from django.db import connection
 from django.utils import timezone
 
 from extraction.models import Document, FieldValue, ReviewEvent, Violation
-from extraction.selectors import queue_documents_open, rule_label
-from reviewer.services import review
+from reviewer.desk import services as review
+from reviewer.desk.selectors import queue_documents_open, rule_label
 from tests.desk_data import flagged_acta
 
 pytestmark = pytest.mark.django_db
@@ -221,7 +221,7 @@ def test_a_corrected_value_is_not_called_ungrounded_but_an_uncorrected_one_still
     # a value nobody corrected is still checked against its proof
     extraction = acta.extraction
     extraction.refresh_from_db()
-    from extraction.answers import set_field
+    from extraction.rules.answers import set_field
 
     answer = set_field(extraction.answer, "rows[0].votes_words", "NUEVE NUEVE NUEVE NUEVE")
     assert any(v.code == "value_grounded" and v.fields == ("rows[0].votes_words",)
@@ -290,7 +290,7 @@ def test_blocks_of_another_document_or_a_stale_version_change_nothing(users):
 
 
 def _stored_fields(extraction) -> dict:
-    from extraction.selectors import desk_fields
+    from reviewer.desk.selectors import desk_fields
 
     return desk_fields(extraction=extraction)
 
@@ -338,7 +338,7 @@ def test_rules_still_broken_the_same_way_keep_their_rows_and_the_desk_gets_the_r
 def test_the_desk_reads_every_field_as_the_model_stores_it(db):
     # The desk's read of the fields is written out in SQL (every edit makes it): it must decode what the
     # ORM decodes, on this database, in the stored order.
-    from extraction.selectors import DeskField, desk_fields
+    from reviewer.desk.selectors import DeskField, desk_fields
 
     acta = flagged_acta(seed=4)
     FieldValue.objects.filter(extraction=acta.extraction, path="acta_id").update(

@@ -1,4 +1,4 @@
-"""The desk's kept rule context (extraction/services/rule_context.py): reused while a document's blocks stay the
+"""The desk's kept rule context (reviewer/desk/rule_context.py): reused while a document's blocks stay the
 same, never trusted once they change or a new run exists, so an edit's verdict is always the fresh one."""
 
 from __future__ import annotations
@@ -10,13 +10,13 @@ from django.db import transaction
 
 from extraction.doctypes.registry import get_doctype
 from extraction.models import Extraction, Page, Violation
-from extraction.reading_context import reading_context
-from extraction.services.extract import ocr_pages_of
-from extraction.services.pipeline import blocks_save
-from extraction.services.rule_context import document_rule_context, rule_contexts_forget
-from extraction.validation import make_validator
-from extraction.violations import RuleContext
-from reviewer.services import review
+from extraction.pipeline.extract import ocr_pages_of
+from extraction.pipeline.process import blocks_save
+from extraction.reading.context import reading_context
+from extraction.reading.validation import make_validator
+from extraction.rules.violations import RuleContext
+from reviewer.desk import services as review
+from reviewer.desk.rule_context import document_rule_context, rule_contexts_forget
 from tests.desk_data import flagged_acta
 
 pytestmark = pytest.mark.django_db

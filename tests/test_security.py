@@ -9,10 +9,10 @@ from django.core.files.uploadedfile import SimpleUploadedFile
 from django.test import Client
 from django.urls import reverse
 
-from extraction.answers import set_field
 from extraction.models import Batch, Document, Extraction, FieldValue, ReviewEvent
-from extraction.services.ingest import IncomingFile, batch_create_from_files
-from extraction.services.pipeline import document_process
+from extraction.pipeline.ingest import IncomingFile, batch_create_from_files
+from extraction.pipeline.process import document_process
+from extraction.rules.answers import set_field
 from reviewer.models import AuditItem, FieldAuditItem
 from sheetgen.generate import generate_acta
 from tests.url_matrix import ALLOWED, HOSTILE, POST_ONLY, PUBLIC, ROLES, A, R, S, url_for, url_names

@@ -6,7 +6,8 @@ import xml.etree.ElementTree as ET  # noqa: S405 - parses our own SVG output, no
 
 import pytest
 
-from extraction import charts, stats
+from extraction.common import stats
+from reviewer import charts
 
 # Newcombe RG (1998), "Two-sided confidence intervals for the single proportion: comparison of seven
 # methods", Statistics in Medicine 17:857-872, Table I, method 3 (Wilson score, no continuity correction).

@@ -13,8 +13,8 @@ from django.utils.html import escape
 
 from extraction.models import Batch, Block
 from extraction.ocr.textract import TextractEngine
-from extraction.services import pipeline
-from extraction.services.pipeline import document_process
+from extraction.pipeline import process as pipeline
+from extraction.pipeline.process import document_process
 from tests.paths import shared_data
 
 

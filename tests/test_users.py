@@ -110,7 +110,7 @@ def test_a_user_in_groups_that_are_no_roles_has_exactly_their_roles_and_one_quer
     from django.test.utils import CaptureQueriesContext
 
     from reviewer.access import user_roles
-    from reviewer.auth_backend import UserWithRolesBackend
+    from reviewer.users.auth_backend import UserWithRolesBackend
 
     reviewer = users["reviewer"]
     reviewer.groups.add(Group.objects.create(name="night-shift"), Group.objects.get(name="supervisor"))
@@ -217,7 +217,7 @@ def test_two_admins_taking_each_others_admin_role_at_once_leave_one_admin(users)
 
 def _create_at_once(names: list[str]) -> list[str]:
     """Each name created by user_create in its own thread and connection, all starting together: what each got."""
-    from reviewer.services.users import UserError, user_create
+    from reviewer.users.services import UserError, user_create
 
     start = threading.Barrier(len(names))
     outcomes: list[str] = []

@@ -8,10 +8,10 @@ from django.db import transaction
 from django.urls import reverse
 from standardwebhooks.webhooks import Webhook, WebhookVerificationError
 
-from extraction.services.ingest import IncomingFile, batch_create_from_files
-from extraction.services.pipeline import document_process
-from extraction.services.requeue import document_requeue
-from reviewer.services import review
+from extraction.pipeline.ingest import IncomingFile, batch_create_from_files
+from extraction.pipeline.process import document_process
+from extraction.pipeline.requeue import document_requeue
+from reviewer.desk import services as review
 from reviewer.webhooks import backoff, signing, urlguard
 from reviewer.webhooks.models import Delivery, Endpoint, Event
 from reviewer.webhooks.services import WebhookError, endpoint_create, event_body

@@ -21,8 +21,8 @@ from django.utils import timezone
 from standardwebhooks.webhooks import Webhook
 
 from extraction.models import Document
-from extraction.services.ingest import IncomingFile, batch_create_from_files
-from reviewer.services import review
+from extraction.pipeline.ingest import IncomingFile, batch_create_from_files
+from reviewer.desk import services as review
 from reviewer.webhooks import backoff, sender, signing, urlguard
 from reviewer.webhooks.models import Attempt, Delivery, Endpoint, Event
 from reviewer.webhooks.services import (

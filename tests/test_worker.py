@@ -7,7 +7,7 @@ import time
 import pytest
 
 from extraction.models import Batch, Document, Round
-from extraction.services.ingest import IncomingFile, batch_create_from_files
+from extraction.pipeline.ingest import IncomingFile, batch_create_from_files
 from sheetgen.generate import generate_acta
 from tests import badfiles
 
@@ -46,8 +46,8 @@ def test_a_queued_batch_is_processed_by_the_worker(celery_worker_process, tmp_pa
 
 
 def test_the_services_send_the_task_by_the_name_it_is_registered_under():
-    from extraction.services.dispatch import PROCESS_DOCUMENT
-    from extraction.tasks import process_document
+    from extraction.pipeline.dispatch import PROCESS_DOCUMENT
+    from extraction.pipeline.tasks import process_document
 
     assert process_document.name == PROCESS_DOCUMENT
 

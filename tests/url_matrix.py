@@ -5,13 +5,13 @@ from __future__ import annotations
 import pytest
 from django.urls import get_resolver, reverse
 
+from extraction.doctypes.services import doctype_version_save
 from extraction.models import Block, Extraction, FieldValue, Violation
-from extraction.services.doctypes import doctype_version_save
-from extraction.services.ingest import IncomingFile, batch_create_from_files
-from extraction.services.pipeline import document_process
+from extraction.pipeline.ingest import IncomingFile, batch_create_from_files
+from extraction.pipeline.process import document_process
 from extraction.states import Status
-from reviewer.services.audit import audit_sample_draw, sample_request
-from reviewer.services.field_audit import field_audit_draw
+from reviewer.audit.field_audit import field_audit_draw
+from reviewer.audit.services import audit_sample_draw, sample_request
 from reviewer.webhooks.models import Endpoint
 from reviewer.webhooks.services import document_data, event_record
 from reviewer.webhooks.signing import new_secret

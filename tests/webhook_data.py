@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from extraction.services.ingest import IncomingFile, batch_create_from_files
+from extraction.pipeline.ingest import IncomingFile, batch_create_from_files
 from sheetgen.generate import generate_acta
 
 

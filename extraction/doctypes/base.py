@@ -14,11 +14,10 @@ from typing import Annotated, Any, Generic, NamedTuple, TypeVar
 import pydantic
 from pydantic import BaseModel, BeforeValidator, ConfigDict, Field, PlainSerializer, model_validator
 
-from extraction.answers import get_value, is_proved_path, iter_fields, loc_to_path, set_field
-from extraction.loop import AnswerParseError
-from extraction.numbers import parse_number
-from extraction.proof_refs import ProofRef
-from extraction.violations import RubricCheck, Rule
+from extraction.proofs.refs import ProofRef
+from extraction.rules.answers import AnswerParseError, get_value, is_proved_path, iter_fields, loc_to_path, set_field
+from extraction.rules.violations import RubricCheck, Rule
+from extraction.values.numbers import parse_number
 
 __all__ = [
     "Amount",
@@ -276,14 +275,14 @@ class DocumentType:
     compare_truth: Callable[[Any, Any], TruthComparison | None] | None = None
     word_numbers: bool = False  # Spanish digit words in a cited line count as support for numbers
     # (answer, path) -> the label printed on the row of that field (the acta's party), or None: where a cited
-    # block shows a value more than once, its proof is the occurrence on that row (extraction/proof_words.py)
+    # block shows a value more than once, its proof is the occurrence on that row (extraction/proofs/words.py)
     row_anchor: Callable[[dict[str, Any], str], str | None] | None = None
     group_fields: Callable[[dict[str, Any]], list[FieldGroup]] = _default_groups
     # What a reviewer may correct: path patterns of proved fields ("rows[*].votes") and the type each new
     # value must have. Empty: every proved field, checked by the schema alone.
     editable: Mapping[str, Any] = field(default_factory=dict)
     rule_labels: Mapping[str, str] = field(default_factory=dict)  # this type's own rule codes in words
-    definition: Any = None  # the definition (extraction.typedef.spec.TypeSpec) a defined type is built from
+    definition: Any = None  # the definition (extraction.doctypes.defined.spec.TypeSpec) a defined type is built from
     version: int | None = None  # the saved version of a type defined in the app
 
     def edit_answer(self, answer: dict[str, Any], path: str, raw: str | None) -> dict[str, Any]:

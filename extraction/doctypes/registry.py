@@ -12,9 +12,9 @@ from typing import Any
 
 from extraction.doctypes import acta
 from extraction.doctypes.base import DocumentType
-from extraction.typedef.build import doctype_build
-from extraction.typedef.check import spec_parse
-from extraction.typedef.files import spec_from_yaml
+from extraction.doctypes.defined.build import doctype_build
+from extraction.doctypes.defined.check import spec_parse
+from extraction.doctypes.defined.files import spec_from_yaml
 
 __all__ = ["DOCTYPE_CHOICES", "UnknownDocumentType", "all_doctypes", "doctype_from_data", "get_doctype",
            "register", "rule_labels", "set_defined_lookup"]

@@ -29,10 +29,10 @@ from typing import Any
 import openai
 import pydantic
 
-from extraction.images import redact_images
 from extraction.llm.answers import mentions_response_format, openai_schema_name, parse_json_answer, with_schema_instruction
 from extraction.llm.config import LlmConfig
 from extraction.llm.errors import LlmBadAnswer, LlmError, LlmRefusal, LlmTransportError
+from extraction.llm.images import redact_images
 from extraction.llm.reply import LlmReply, LlmUsage, ResponseMode, estimate_cost
 
 _RESPONSE_MODES: tuple[ResponseMode, ...] = ("json_schema", "json_object", "plain")

@@ -1,6 +1,6 @@
 """The LLM endpoint's configuration (pure), read once from the LLM_* environment variables.
 
-Every variable is checked where it is read (extraction/env.py): a bad value raises BadSetting naming the
+Every variable is checked where it is read (extraction/common/env.py): a bad value raises BadSetting naming the
 variable, so neither the web app nor a worker starts with a setting it would misread.
 """
 
@@ -10,7 +10,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Literal
 
-from extraction.env import BadSetting, env_bool, env_choice, env_float, env_int, env_str
+from extraction.common.env import BadSetting, env_bool, env_choice, env_float, env_int, env_str
 
 InputMode = Literal["text", "vision", "hybrid"]
 INPUT_MODES: tuple[str, ...] = ("text", "vision", "hybrid")

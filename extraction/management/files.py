@@ -6,7 +6,7 @@ from pathlib import Path
 
 from django.core.management.base import CommandError
 
-from extraction.services.ingest import IncomingFile
+from extraction.pipeline.ingest import IncomingFile
 
 
 def incoming_files(paths: list[Path]) -> list[IncomingFile]:

@@ -30,8 +30,8 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field, replace
 from statistics import median
 
-from extraction.numbers import digit_words
 from extraction.ocr.geometry import Box
+from extraction.values.numbers import digit_words
 
 __all__ = [
     "ITEM_TURNS", "RULE_GLYPHS", "Box", "GridCell", "char_width", "estimate_skew", "median_height",

@@ -1,5 +1,5 @@
 """Rows as the API gives them. The labels, the rules in people's words and the fields they involve are the
-desk's own (reviewer/presenters/desk.py), so the API and the desk say the same thing."""
+desk's own (reviewer/desk/presenters.py), so the API and the desk say the same thing."""
 
 from __future__ import annotations
 
@@ -8,12 +8,12 @@ from typing import Any
 from django.conf import settings
 from django.urls import reverse
 
-from extraction import selectors
 from extraction.doctypes.base import DocumentType
-from extraction.involved import involved_paths
 from extraction.models import Batch, DocTypeVersion, Document, Extraction, Round
-from reviewer.presenters.desk import field_items, in_words
-from reviewer.services import review
+from extraction.rules.involved import involved_paths
+from reviewer.desk import selectors
+from reviewer.desk import services as review
+from reviewer.desk.presenters import field_items, in_words
 
 
 def doctype_summary(doctype: DocumentType) -> dict[str, Any]:

@@ -2,7 +2,7 @@
 processes share (Redis in production: one atomic increment per request); over the limit, 429 with
 Retry-After, the seconds left in the window.
 
-reviewer/throttle.py counts login attempts in the database with the login's own window; an API call is far
+reviewer/users/throttle.py counts login attempts in the database with the login's own window; an API call is far
 more frequent than a login, so its counter lives in the cache instead."""
 
 from __future__ import annotations

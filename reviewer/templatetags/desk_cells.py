@@ -1,10 +1,10 @@
-"""`{% desk_cell f %}`: a field's cell on the desk (reviewer/presenters/cells.py), from the page's context."""
+"""`{% desk_cell f %}`: a field's cell on the desk (reviewer/desk/cells.py), from the page's context."""
 
 from __future__ import annotations
 
 from django import template
 
-from reviewer.presenters.cells import cell_html
+from reviewer.desk.cells import cell_html
 
 register = template.Library()
 

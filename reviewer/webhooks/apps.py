@@ -10,7 +10,7 @@ class WebhooksConfig(AppConfig):
         # extraction may not import reviewer (tests/unit/test_app_dependencies.py): it announces each move of a
         # document and this app listens, inside the move's transaction. The task registers in every process;
         # the sweeper thread starts on a worker's worker_ready signal.
-        from extraction.services.transitions import document_moved
+        from extraction.pipeline.transitions import document_moved
         from reviewer.webhooks import services, sweeper, tasks  # noqa: F401
 
         document_moved.connect(services.on_document_moved, dispatch_uid="webhooks.document_moved")

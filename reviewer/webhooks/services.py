@@ -24,7 +24,7 @@ from django.urls import reverse
 from django.utils import timezone
 
 from extraction.models import Batch, Document, Extraction
-from extraction.services.dispatch import PUBLISH_RETRY, broker_queue_size
+from extraction.pipeline.dispatch import PUBLISH_RETRY, broker_queue_size
 from extraction.states import Status
 from reviewer.webhooks import backoff, sender, signing, urlguard
 from reviewer.webhooks.events import BATCH_FINISHED, DOCUMENT_REVIEWED, EVENT_TYPES, STATUS_EVENTS

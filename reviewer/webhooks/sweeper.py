@@ -2,7 +2,7 @@
 WEBHOOK_SWEEP_SECONDS, from a thread of its main process: retries come due, and what a killed worker or a lost
 message left behind is sent again.
 
-A thread like extraction's reaper (extraction/reaper.py), not a call inside it: extraction may not import
+A thread like extraction's reaper (extraction/pipeline/reaper.py), not a call inside it: extraction may not import
 reviewer. Not a beat task nor long Celery countdowns: Redis hands a countdown longer than its visibility timeout
 out again, and the database already knows what is due. Several workers sweeping at once send a message twice at
 worst, and the second finds the delivery claimed or not due.

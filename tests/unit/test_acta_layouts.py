@@ -20,12 +20,12 @@ from PIL import Image
 from extraction.doctypes.acta.layout import CANDIDATES, PARTIES
 from extraction.doctypes.acta.qr import decode_qr
 from extraction.doctypes.registry import get_doctype
-from extraction.feedback import build_messages
-from extraction.loop import Attempt
 from extraction.ocr.blocks import SourceDocument
 from extraction.ocr.pdf_text import PdfTextEngine
-from extraction.prompt import render_prompt
-from extraction.violations import Violation
+from extraction.reading.feedback import build_messages
+from extraction.reading.loop import Attempt
+from extraction.reading.prompt import render_prompt
+from extraction.rules.violations import Violation
 from sheetgen.generate import LAYOUTS, GeneratedActa, generate_acta, render_page, spell_digits
 from sheetgen.layouts import LAYOUTS as SPECS
 from sheetgen.layouts import MEASURE_LAYOUTS, SCAN_STYLES, TUNE_LAYOUTS
@@ -208,7 +208,7 @@ def merged(previous: dict, reply: dict) -> dict:
     """The answer a round's reply amounts to: a patch merged into the previous answer, or the reply itself."""
     if "changes" not in reply:
         return reply
-    from extraction.patches import apply_patch, parse_patch
+    from extraction.reading.patches import apply_patch, parse_patch
 
     fields = [c["field"] for c in reply["changes"]]
     return apply_patch(previous, parse_patch(reply, involved=fields, answer=previous))

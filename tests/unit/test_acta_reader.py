@@ -15,7 +15,7 @@ from extraction.doctypes.acta.layout import PARTIES
 from extraction.doctypes.acta.qr import mask_qr
 from extraction.doctypes.acta.template_reader import READER_LABEL, read_acta
 from extraction.ocr.blocks import BBox, BlockType, OcrBlock, OcrPage
-from extraction.prompt_doc import PromptDocument
+from extraction.ocr.tagged_text import PromptDocument
 from sheetgen.generate import (
     ERRORS,
     GeneratedActa,
@@ -305,9 +305,9 @@ def test_rows_inside_a_table_found_by_the_text_layer_are_cited_by_cell_and_pass_
     from extraction.doctypes.registry import get_doctype
     from extraction.ocr.blocks import SourceDocument
     from extraction.ocr.pdf_text import PdfTextEngine
-    from extraction.prompt import render_prompt
-    from extraction.reading_context import reading_context
-    from extraction.validation import make_validator
+    from extraction.reading.context import reading_context
+    from extraction.reading.prompt import render_prompt
+    from extraction.reading.validation import make_validator
 
     generated = generate_acta(seed=5, layout="classic")
     pdf = tmp_path / "acta.pdf"

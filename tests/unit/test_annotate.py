@@ -1,10 +1,10 @@
-"""Proof boxes drawn on a page image (extraction/annotate.py)."""
+"""Proof boxes drawn on a page image (extraction/proofs/annotate.py)."""
 
 from __future__ import annotations
 
 from PIL import Image
 
-from extraction.annotate import draw_boxes
+from extraction.proofs.annotate import draw_boxes
 
 
 def test_a_box_past_the_page_edge_is_clipped_or_left_out_and_the_page_still_draws():

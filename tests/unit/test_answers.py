@@ -5,7 +5,7 @@ import copy
 
 import pytest
 
-from extraction.answers import get_value, is_proved_path, proved_paths, set_field
+from extraction.rules.answers import get_value, is_proved_path, proved_paths, set_field
 
 
 def answer() -> dict:

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from extraction.calibration import (
+from extraction.confidence.calibration import (
     auroc,
     brier,
     ece,
@@ -59,7 +59,7 @@ def test_the_threshold_curve_counts_review_load_against_false_passes_caught():
 
 
 def test_a_stratified_draw_takes_up_to_so_many_of_each_stratum_the_same_way_every_time():
-    from extraction.calibration import stratified_draw
+    from extraction.confidence.calibration import stratified_draw
 
     strata = {"rows[].votes": list(range(100)), "acta_id": [500, 501], "total_votes": []}
     drawn = stratified_draw(strata, per_stratum=5, seed=7)

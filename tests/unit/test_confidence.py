@@ -6,11 +6,11 @@ import random
 
 import pytest
 
-from extraction.confidence import MIN_LABELS, PRIOR, ConfidenceModel, enough_labels, fit, prior_model
-from extraction.confidence_signals import FEATURES, field_kind, field_signals
+from extraction.confidence.model import MIN_LABELS, PRIOR, ConfidenceModel, enough_labels, fit, prior_model
+from extraction.confidence.signals import FEATURES, field_kind, field_signals
 from extraction.ocr.blocks import BBox, BlockType, OcrBlock
-from extraction.prompt_doc import PromptDocument
-from extraction.violations import RuleContext, Violation
+from extraction.ocr.tagged_text import PromptDocument
+from extraction.rules.violations import RuleContext, Violation
 from tests.pages import SQUARE
 
 
@@ -138,7 +138,7 @@ def test_fitting_refuses_mismatched_labels():
 
 
 def test_a_pass_whose_least_confident_field_is_under_the_threshold_is_suspicious():
-    from extraction.confidence import suspicious_pass
+    from extraction.confidence.model import suspicious_pass
 
     found = suspicious_pass({"a": 0.99, "b": 0.4, "c": None}, threshold=0.5, labels={"b": "Total"})
     assert found is not None and found.code == "suspicious_pass" and found.fields == ("b",)

@@ -4,8 +4,8 @@ from datetime import date
 
 import pytest
 
-from extraction.dates import dates_in_text
-from extraction.grounding import supports
+from extraction.proofs.grounding import supports
+from extraction.values.dates import dates_in_text
 
 
 @pytest.mark.parametrize(

@@ -6,9 +6,9 @@ from pathlib import Path
 
 import pytest
 
-from extraction.typedef.check import spec_parse
-from extraction.typedef.files import spec_from_yaml
-from reviewer.presenters.doctype_form import data_from_post
+from extraction.doctypes.defined.check import spec_parse
+from extraction.doctypes.defined.files import spec_from_yaml
+from reviewer.types.presenters import data_from_post
 from tests.doctype_forms import posted
 
 SHIPPED = sorted((Path(__file__).resolve().parents[2] / "extraction" / "doctypes").glob("*.yaml"))

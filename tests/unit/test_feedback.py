@@ -6,9 +6,9 @@ import json
 
 from extraction.doctypes.invoice import DOCTYPE as INVOICE
 from extraction.doctypes.registry import DOCTYPE_CHOICES, UnknownDocumentType, all_doctypes, get_doctype
-from extraction.feedback import DATA_CLOSE, DATA_OPEN, build_messages, feedback_message
-from extraction.loop import Attempt
-from extraction.violations import Violation
+from extraction.reading.feedback import DATA_CLOSE, DATA_OPEN, build_messages, feedback_message
+from extraction.reading.loop import Attempt
+from extraction.rules.violations import Violation
 
 SUM = Violation(
     code="subtotal_tax_total",
@@ -128,7 +128,7 @@ def test_many_fields_breaking_one_rule_the_same_way_make_one_capped_entry():
 
 
 def test_fields_of_one_shape_with_one_value_and_no_proof_collapse():
-    from extraction.feedback import involved_fields
+    from extraction.reading.feedback import involved_fields
 
     answer = {"rows": [{"votes": {"value": 0, "proof": []}} for _ in range(38)],
               "valid_votes": {"value": 0, "proof": [{"type": "LINE", "id": 40}]}}

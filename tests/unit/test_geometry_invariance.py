@@ -17,10 +17,10 @@ from hypothesis import strategies as st
 from extraction.doctypes.registry import get_doctype
 from extraction.ocr.blocks import BlockType
 from extraction.ocr.geometry import Box, NoPageSize, PageSize, block_box
-from extraction.page_rows import PageRows, page_skew
-from extraction.proofs import resolve_proofs
-from extraction.reading_context import reading_context
-from extraction.validation import make_validator
+from extraction.ocr.page_rows import PageRows, page_skew
+from extraction.proofs.resolve import resolve_proofs
+from extraction.reading.context import reading_context
+from extraction.reading.validation import make_validator
 from tests.generated_pages import Placed, Sheet, answer_of, place, placements, sheets
 
 ACTA = get_doctype("acta")

@@ -1,4 +1,4 @@
-"""`value_grounded` never contradicts itself (extraction/proofs.py, extraction/proof_words.py): it does not fire
+"""`value_grounded` never contradicts itself (extraction/proofs/resolve.py, extraction/proofs/words.py): it does not fire
 when the text a proof cites, read as printed, shows the value, and what it says the cited text reads never shows
 the value either. Doubt about how a page's words group is never evidence that a value is wrong.
 
@@ -15,11 +15,11 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from extraction.doctypes.registry import get_doctype
-from extraction.grounding import supports
-from extraction.numbers import parse_digit_words
-from extraction.proofs import universal_rules
-from extraction.reading_context import reading_context
-from extraction.validation import run_rules
+from extraction.proofs.grounding import supports
+from extraction.proofs.resolve import universal_rules
+from extraction.reading.context import reading_context
+from extraction.reading.validation import run_rules
+from extraction.values.numbers import parse_digit_words
 from tests.generated_pages import Sheet, cite, place, placements, sheets
 
 ACTA = get_doctype("acta")

@@ -1,4 +1,5 @@
-"""No import circle among the modules of extraction/: each layer imports only the ones below it.
+"""No import circle among the modules of extraction/, nor between the packages of both apps: each stage and
+each feature imports only the ones below it.
 
 The graph comes from every import statement of every module (those inside functions too, which only hide a
 circle from the interpreter), so a circle broken today by a lazy import still fails here.
@@ -6,7 +7,7 @@ circle from the interpreter), so a circle broken today by a lazy import still fa
 
 from __future__ import annotations
 
-from tests.domain_modules import import_graph, is_pure
+from tests.domain_modules import import_graph, is_pure, package_graph
 
 
 def _cycles(graph: dict[str, set[str]]) -> list[list[str]]:
@@ -81,3 +82,10 @@ def test_the_pure_domain_modules_import_each_other_without_a_circle():
 def test_no_module_of_extraction_is_part_of_an_import_circle():
     cycles = _cycles(import_graph())
     assert not cycles, f"import circles in extraction/:\n{_names(cycles)}"
+
+
+def test_no_package_of_either_app_is_part_of_an_import_circle():
+    graph = package_graph()
+    assert {"extraction.pipeline", "extraction.proofs", "reviewer.desk", "reviewer.audit"} <= set(graph)
+    cycles = _cycles(graph)
+    assert not cycles, f"import circles between packages:\n{_names(cycles)}"

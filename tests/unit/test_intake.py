@@ -12,7 +12,7 @@ import pymupdf
 import pytest
 from PIL import Image, ImageFile
 
-from extraction.intake import (
+from extraction.pipeline.intake import (
     Entry,
     FileInfo,
     IntakeError,

@@ -1,10 +1,10 @@
-"""Which fields a rule involves (extraction/involved.py): the set lookup says what the prefix rule says."""
+"""Which fields a rule involves (extraction/rules/involved.py): the set lookup says what the prefix rule says."""
 
 from __future__ import annotations
 
 import random
 
-from extraction.involved import field_and_holders, involved_paths, involves
+from extraction.rules.involved import field_and_holders, involved_paths, involves
 
 
 def by_prefix(named, path: str) -> bool:

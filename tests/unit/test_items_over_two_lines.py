@@ -1,6 +1,6 @@
 """A form that prints one item over two lines (a party's name and digits, its words on the next line; the name
 alone on its line, its figures under it) is read as one row by the row anchor, the proof rules and the offline
-reader: found from the words' order and indentation (extraction/page_rows.py `PageRows.head_of`), never from a
+reader: found from the words' order and indentation (extraction/ocr/page_rows.py `PageRows.head_of`), never from a
 table. The sheets are thermal strips laid out in points (tests/generated_pages.py)."""
 
 from __future__ import annotations
@@ -10,10 +10,10 @@ import pytest
 from extraction.doctypes.acta.template_reader import read_acta
 from extraction.doctypes.registry import get_doctype
 from extraction.ocr.blocks import BlockType
-from extraction.page_rows import PageRows, page_skew
-from extraction.prompt import render_prompt
-from extraction.reading_context import reading_context
-from extraction.validation import make_validator
+from extraction.ocr.page_rows import PageRows, page_skew
+from extraction.reading.context import reading_context
+from extraction.reading.prompt import render_prompt
+from extraction.reading.validation import make_validator
 from tests.generated_pages import Style, answer_of, lay_out, place, placements
 
 ACTA = get_doctype("acta")

@@ -12,9 +12,9 @@ import urllib.request
 import pytest
 from PIL import Image
 
-from extraction.images import crop_to_data_url, image_to_data_url
 from extraction.llm.config import LlmConfig, llm_config_from_env
 from extraction.llm.errors import LlmBadAnswer, LlmError, LlmRefusal, LlmTransportError
+from extraction.llm.images import crop_to_data_url, image_to_data_url
 from extraction.llm.reply import LlmUsage, estimate_cost
 from tests.llm_clients import ASK, GOOD, Invoice, ask_invoice, scripted_client
 from tests.llm_server import (

@@ -4,8 +4,8 @@ from __future__ import annotations
 
 import pytest
 
-from extraction.loop import AnswerParseError, Attempt, run_validation_loop
-from extraction.violations import Violation
+from extraction.reading.loop import AnswerParseError, Attempt, run_validation_loop
+from extraction.rules.violations import Violation
 
 
 def broken(code: str, found=None, fields=("total",)) -> Violation:
@@ -255,7 +255,7 @@ def test_it_keeps_the_plain_misread_over_a_forced_sum_that_breaks_fewer_rules():
 
 
 def test_suspicion_counts_the_fewest_wrong_fields_that_explain_the_broken_rules():
-    from extraction.loop import suspicion
+    from extraction.reading.loop import suspicion
 
     assert suspicion([]) == 0
     assert suspicion([broken("x", fields=("a",)), broken("y", fields=("a",))]) == 1  # one field, once
@@ -273,7 +273,7 @@ def proved_answer(**values):
 
 
 def test_a_patch_is_merged_into_the_previous_answer_and_the_whole_is_validated():
-    from extraction.patches import Patch
+    from extraction.reading.patches import Patch
 
     first = proved_answer(total=10, tax=2)
     fix = Patch(changes={"total": {"value": 12, "proof": [{"type": "LINE", "id": 4}]}})
@@ -290,7 +290,7 @@ def test_a_patch_is_merged_into_the_previous_answer_and_the_whole_is_validated()
 
 
 def test_a_patch_naming_a_field_nobody_asked_about_breaks_a_rule_and_is_not_applied():
-    from extraction.patches import Patch
+    from extraction.reading.patches import Patch
 
     first = proved_answer(total=10, tax=2)
     stray = Patch(changes={}, outside=("tax",))
@@ -383,7 +383,7 @@ def test_only_the_fields_a_rule_names_decide_whether_it_was_kept():
 
 
 def test_support_measures_how_much_of_each_compared_value_the_cited_text_shows():
-    from extraction.loop import support
+    from extraction.reading.loop import support
 
     answer = proved_answer(company=PRINTED_NAME)
     assert support(answer, []) == 0  # nothing compared with the page's text: nothing against it

@@ -9,7 +9,7 @@ import qrcode
 
 from extraction.ocr.blocks import BlockType, PageImage, SourceDocument
 from extraction.ocr.registry import get_engine
-from extraction.render import render_document
+from extraction.pipeline.render import render_document
 
 
 def picture_of(text: str) -> bytes:

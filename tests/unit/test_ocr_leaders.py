@@ -93,7 +93,7 @@ def test_rows_of_dotted_leaders_a_line_apart_are_read_one_row_at_a_time(tmp_path
     # each, or none: 3 of these 13 parties (RapidOcrEngine(leaders=True)).
     from extraction.ocr.blocks import BlockType, PageImage
     from extraction.ocr.rapid import RapidOcrEngine
-    from extraction.render import render_document
+    from extraction.pipeline.render import render_document
     from sheetgen.sampled import generate_sampled, scan_sampled
 
     acta = generate_sampled(300019, family="forms")

@@ -22,7 +22,7 @@ from extraction.ocr.pdf_text import PdfTextEngine, has_usable_text_layer
 from extraction.ocr.rapid import RapidOcrEngine, split_words
 from extraction.ocr.registry import ENGINE_CHOICES, AutoEngine, get_engine
 from extraction.ocr.tesseract import TesseractEngine, parse_tsv
-from extraction.render import render_document
+from extraction.pipeline.render import render_document
 from tests.invoice_truth import INVOICES, KNOWN_MISSING, expected_values, load_truth, locate
 from tests.pages import SQUARE
 from tests.paths import MISSING, needs_shared_data

@@ -112,7 +112,7 @@ def test_a_wrong_page_limit_fails_when_the_engine_is_built_and_names_itself(limi
 
 def test_the_worker_reads_pages_at_the_page_limit_of_its_settings(settings):
     from extraction.ocr.registry import get_engine
-    from extraction.services.engines import rapidocr_options
+    from extraction.pipeline.engines import rapidocr_options
 
     assert get_engine("rapidocr", **rapidocr_options()).page_limit == PAGE_SHORT_SIDE  # the default
     settings.OCR_PAGE_LIMIT = 2000

@@ -20,7 +20,7 @@ from extraction.ocr.blocks import BlockType, OcrBlock, OcrPage, PageImage, Sourc
 from extraction.ocr.pdf_text import PdfTextEngine
 from extraction.ocr.rapid import RapidOcrEngine
 from extraction.ocr.tesseract import TesseractEngine
-from extraction.prompt import cell_at, render_prompt
+from extraction.reading.prompt import cell_at, render_prompt
 from tests.layout_fixtures import (
     PARTIES_PER_CANDIDATE,
     WRAPPED,

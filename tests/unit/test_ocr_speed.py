@@ -139,7 +139,7 @@ def test_the_registry_passes_the_speed_settings_to_the_scan_engine():
 
 
 def test_the_worker_builds_its_engine_from_the_ocr_settings(settings):
-    from extraction.services.engines import rapidocr_options
+    from extraction.pipeline.engines import rapidocr_options
 
     settings.OCR_DET_LIMIT, settings.OCR_PAGE_WORKERS = 1600, 2
     settings.OCR_RUNTIME, settings.OCR_EAST_ASIAN, settings.OCR_THREADS = "onnxruntime", True, 0

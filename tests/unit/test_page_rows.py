@@ -1,5 +1,5 @@
 """A number is read from the words that show it on one page row, whatever separates its digits; digits in
-separate columns stay separate numbers (extraction/page_rows.py)."""
+separate columns stay separate numbers (extraction/ocr/page_rows.py)."""
 
 from __future__ import annotations
 
@@ -8,7 +8,7 @@ import math
 import pytest
 
 from extraction.ocr.blocks import BBox, BlockType, OcrBlock
-from extraction.page_rows import PageRows, numeric_runs, token_kind
+from extraction.ocr.page_rows import PageRows, numeric_runs, token_kind
 from tests.pages import SQUARE
 
 H = 0.012  # a word's height, as a fraction of the page
@@ -124,7 +124,7 @@ def test_a_word_printed_over_another_never_joins_it_as_a_thousands_group():
 
 
 def test_a_pages_skew_ignores_the_turned_boxes_of_a_stamp_the_ocr_read_on_a_level_page():
-    from extraction.page_rows import page_skew
+    from extraction.ocr.page_rows import page_skew
 
     level = [OcrBlock(page_size=SQUARE,
                       id=f"l{k}", type=BlockType.LINE, page=1, text="PSUV 0056", bbox=BBox(0.1, 0.1 + k * 0.02, 0.5, H))

@@ -9,7 +9,7 @@ import pytest
 
 from extraction.ocr.blocks import BBox, BlockType, OcrBlock, OcrPage
 from extraction.ocr.textract_json import parse_textract
-from extraction.prompt import PROOF_INSTRUCTIONS, PromptDocument, cell_at, render_prompt
+from extraction.reading.prompt import PROOF_INSTRUCTIONS, PromptDocument, cell_at, render_prompt
 from tests.pages import SQUARE, textract_sizes
 from tests.paths import shared_data
 

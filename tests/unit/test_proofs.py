@@ -8,13 +8,13 @@ import pytest
 
 from extraction.doctypes.acta import DOCTYPE as ACTA
 from extraction.doctypes.acta.layout import DIGIT_WORDS, PARTIES
-from extraction.grounding import supports
 from extraction.ocr.blocks import BBox, BlockType, OcrBlock
-from extraction.prompt_doc import PromptDocument
-from extraction.proofs import resolve_field, resolve_proofs, universal_rules
-from extraction.reading_context import reading_context
-from extraction.validation import make_validator, run_rules
-from extraction.violations import RuleContext
+from extraction.ocr.tagged_text import PromptDocument
+from extraction.proofs.grounding import supports
+from extraction.proofs.resolve import resolve_field, resolve_proofs, universal_rules
+from extraction.reading.context import reading_context
+from extraction.reading.validation import make_validator, run_rules
+from extraction.rules.violations import RuleContext
 from tests.pages import SQUARE
 
 # --- a small document built by hand: lines with words, and one table ---------------------------------
@@ -408,7 +408,7 @@ def test_a_hyphen_inside_a_code_is_not_a_minus_sign():
 
 
 def test_an_identifier_with_digits_is_grounded_by_its_verbatim_text_not_read_as_a_number():
-    from extraction.grounding import supports
+    from extraction.proofs.grounding import supports
 
     assert supports("P-0001", "PROPERTY DEED P-0001")
     assert not supports("P-0007", "PROPERTY DEED P-0001")
@@ -416,7 +416,7 @@ def test_an_identifier_with_digits_is_grounded_by_its_verbatim_text_not_read_as_
 
 
 def test_a_currency_code_is_grounded_by_the_symbol_printed_on_the_page():
-    from extraction.grounding import supports
+    from extraction.proofs.grounding import supports
 
     assert supports("EUR", "Totaal € 717,97")
     assert supports("USD", "Total $4.11")

@@ -5,10 +5,10 @@ from __future__ import annotations
 
 from extraction.doctypes.registry import get_doctype
 from extraction.ocr.blocks import BBox, BlockType, OcrBlock
-from extraction.prompt_doc import PromptDocument
-from extraction.proofs import resolve_proofs, universal_rules
-from extraction.validation import run_rules
-from extraction.violations import RuleContext
+from extraction.ocr.tagged_text import PromptDocument
+from extraction.proofs.resolve import resolve_proofs, universal_rules
+from extraction.reading.validation import run_rules
+from extraction.rules.violations import RuleContext
 from tests.pages import SQUARE
 
 ROW_H = 0.012
@@ -180,7 +180,7 @@ def _group_merged_page() -> tuple[PromptDocument, list[OcrBlock]]:
 
 def test_a_value_a_merged_cell_shows_on_several_rows_resolves_to_the_fields_own_row():
     from extraction.doctypes.acta.rules import row_proof_party
-    from extraction.reading_context import reading_context
+    from extraction.reading.context import reading_context
 
     prompt, blocks = _group_merged_page()
     acta = get_doctype("acta")
@@ -207,7 +207,7 @@ def test_a_row_whose_label_the_ocr_garbled_is_no_evidence_of_another_partys_row(
     """Two blocks side by side: AD's row on the left, UNTC's on the right with its name read 'UNTC2'. UNTC's
     cited 41 has AD's name before it on the page row, but its own row's label stands between."""
     from extraction.doctypes.acta.rules import row_proof_party
-    from extraction.reading_context import reading_context
+    from extraction.reading.context import reading_context
 
     blocks, left = [], 0.05
     for n, text in enumerate(["AD", "11", "UNO UNO", "EDMUNDO GONZALEZ", "UNTC2", "41", "CUATRO UNO"]):

@@ -4,12 +4,12 @@ split from it, and a digit word with a look-alike character read as the word it 
 
 from __future__ import annotations
 
-from extraction.grounding import supports
-from extraction.numbers import digit_word
 from extraction.ocr.blocks import BBox, BlockType
 from extraction.ocr.geometry import PageSize
 from extraction.ocr.lines import EngineWord, build_page_lines, split_leaders
-from extraction.page_rows import token_kind
+from extraction.ocr.page_rows import token_kind
+from extraction.proofs.grounding import supports
+from extraction.values.numbers import digit_word
 from tests.generated_pages import Style, lay_out, place, placements
 
 A4 = PageSize(595.0, 842.0)

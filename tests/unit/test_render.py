@@ -9,8 +9,8 @@ import pymupdf
 import pytest
 from PIL import Image, ImageDraw
 
-from extraction import render
-from extraction.render import RenderError, detect_kind, pdf_page_count, render_document
+from extraction.pipeline import render
+from extraction.pipeline.render import RenderError, detect_kind, pdf_page_count, render_document
 from tests.paths import shared_data
 
 

@@ -6,14 +6,14 @@ import copy
 
 import pytest
 
-from extraction.answers import set_field
 from extraction.doctypes.acta import DOCTYPE
 from extraction.doctypes.acta.layout import DIGIT_WORDS, PARTIES
 from extraction.doctypes.acta.rules import ACTA_ID_PATTERN
 from extraction.ocr.blocks import BBox, BlockType, OcrBlock
-from extraction.prompt_doc import PromptDocument
-from extraction.validation import make_validator, run_rules
-from extraction.violations import RuleContext
+from extraction.ocr.tagged_text import PromptDocument
+from extraction.reading.validation import make_validator, run_rules
+from extraction.rules.answers import set_field
+from extraction.rules.violations import RuleContext
 from tests.pages import SQUARE
 
 

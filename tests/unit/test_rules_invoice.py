@@ -6,11 +6,11 @@ import json
 
 import pytest
 
-from extraction.answers import set_field
-from extraction.dates import parse_date
 from extraction.doctypes.invoice import DOCTYPE
-from extraction.validation import make_validator, run_rules
-from extraction.violations import RuleContext
+from extraction.reading.validation import make_validator, run_rules
+from extraction.rules.answers import set_field
+from extraction.rules.violations import RuleContext
+from extraction.values.dates import parse_date
 from tests.paths import shared_data
 
 
@@ -216,7 +216,7 @@ def test_the_known_answers_of_the_real_invoices_pass_the_arithmetic_rules():
 
 
 def test_fields_are_named_by_paths_that_can_be_read_and_set():
-    from extraction.answers import get_field, get_value, iter_fields
+    from extraction.rules.answers import get_field, get_value, iter_fields
 
     answer = invoice()
     paths = [path for path, _ in iter_fields(answer)]

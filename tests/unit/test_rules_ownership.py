@@ -7,9 +7,9 @@ from fractions import Fraction
 import pytest
 
 from extraction.doctypes.ownership import DOCTYPE
-from extraction.numbers import parse_fraction
-from extraction.validation import make_validator, run_rules
-from extraction.violations import RuleContext
+from extraction.reading.validation import make_validator, run_rules
+from extraction.rules.violations import RuleContext
+from extraction.values.numbers import parse_fraction
 
 
 def p(value):

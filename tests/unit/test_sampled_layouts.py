@@ -9,8 +9,8 @@ import pytest
 from extraction.doctypes.registry import get_doctype
 from extraction.ocr import pdf_text
 from extraction.ocr.blocks import SourceDocument
-from extraction.reading_context import reading_context
-from extraction.validation import make_validator
+from extraction.reading.context import reading_context
+from extraction.reading.validation import make_validator
 from sheetgen.sampled import generate_sampled
 from tests.acta_answers import correct_answer, swap_rows
 

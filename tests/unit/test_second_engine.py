@@ -2,10 +2,10 @@
 
 from __future__ import annotations
 
+from extraction.confidence.second_engine import page_words, second_engine_agreement
 from extraction.ocr.blocks import BBox, BlockType, OcrBlock, OcrPage
-from extraction.prompt_doc import PromptDocument
-from extraction.second_engine import page_words, second_engine_agreement
-from extraction.violations import RuleContext
+from extraction.ocr.tagged_text import PromptDocument
+from extraction.rules.violations import RuleContext
 from tests.pages import SQUARE
 
 H = 0.02

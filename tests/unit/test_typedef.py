@@ -8,13 +8,13 @@ from pathlib import Path
 import pytest
 
 from extraction.doctypes.base import DocumentType, EditRefused
-from extraction.loop import run_validation_loop
-from extraction.typedef.build import doctype_build
-from extraction.typedef.check import DefinitionError, spec_parse, spec_warnings
-from extraction.typedef.expressions import ExpressionError, parse_expression
-from extraction.typedef.files import spec_from_yaml, spec_to_yaml
-from extraction.typedef.patterns import pattern_backtracks, pattern_matches
-from extraction.violations import CHECK_UNFINISHED, RuleContext
+from extraction.doctypes.defined.build import doctype_build
+from extraction.doctypes.defined.check import DefinitionError, spec_parse, spec_warnings
+from extraction.doctypes.defined.expressions import ExpressionError, parse_expression
+from extraction.doctypes.defined.files import spec_from_yaml, spec_to_yaml
+from extraction.doctypes.defined.patterns import pattern_backtracks, pattern_matches
+from extraction.reading.loop import run_validation_loop
+from extraction.rules.violations import CHECK_UNFINISHED, RuleContext
 
 ROOT = Path(__file__).resolve().parents[2]
 CTX = RuleContext()
@@ -336,13 +336,13 @@ def test_the_shipped_receipt_definition_is_sound_and_round_trips():
 @pytest.mark.parametrize(("text", "value"), [("Two hundred and five", 205), ("one thousand three hundred forty-two", 1342),
                                              ("Twelve dollars only", 12), ("ninety nine", 99), ("zero", 0)])
 def test_english_number_words_read_as_their_number(text, value):
-    from extraction.typedef.number_words import parse_number_words
+    from extraction.doctypes.defined.number_words import parse_number_words
 
     assert parse_number_words(text, language="en") == value
 
 
 def test_words_that_are_not_a_number_give_no_reading_and_break_no_rule():
-    from extraction.typedef.number_words import parse_number_words
+    from extraction.doctypes.defined.number_words import parse_number_words
 
     assert parse_number_words("paid in full", language="en") is None
     data = bill()

@@ -8,18 +8,18 @@ import re
 from collections import defaultdict
 from typing import Any
 
-from extraction.answers import get_value
 from extraction.doctypes.acta.layout import PARTIES
-from extraction.numbers import as_int, digit_word_runs, fold, parse_digit_words
 from extraction.ocr.blocks import BlockType, OcrBlock
 from extraction.ocr.geometry import block_box
 from extraction.ocr.layout import visual_rows
-from extraction.page_rows import ITEM_PITCH, token_kind
-from extraction.proof_blocks import ResolvedProof
-from extraction.proof_words import page_rows
-from extraction.proofs import block_index, resolve_field
-from extraction.validation import required_fields_rule
-from extraction.violations import RuleContext, Violation
+from extraction.ocr.page_rows import ITEM_PITCH, token_kind
+from extraction.proofs.blocks import ResolvedProof
+from extraction.proofs.resolve import block_index, resolve_field
+from extraction.proofs.words import page_rows
+from extraction.rules.answers import get_value
+from extraction.rules.required import required_fields_rule
+from extraction.rules.violations import RuleContext, Violation
+from extraction.values.numbers import as_int, digit_word_runs, fold, parse_digit_words
 
 # The acta code as the real sheets print it (Venezuela 2024, published with their decoded QR codes;
 # docs/DESIGN.md, acta): 9 digits, a dot, 2 digits, e.g. 050201001.01 or 181103005.01.

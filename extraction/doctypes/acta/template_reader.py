@@ -23,8 +23,8 @@ from extraction.doctypes.acta.layout import DIGIT_WORDS, PARTIES
 from extraction.ocr.blocks import BlockType, OcrBlock, OcrPage
 from extraction.ocr.geometry import Box, block_box
 from extraction.ocr.layout import straightened
-from extraction.page_rows import page_skew
-from extraction.prompt_doc import PromptDocument
+from extraction.ocr.page_rows import page_skew
+from extraction.ocr.tagged_text import PromptDocument
 
 READER_LABEL = "template reader (offline, no LLM)"
 

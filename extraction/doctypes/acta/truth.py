@@ -6,10 +6,10 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
-from extraction.answers import get_value
 from extraction.doctypes.acta.rules import TOTALS
 from extraction.doctypes.base import TruthComparison, TruthDifference
-from extraction.numbers import as_int
+from extraction.rules.answers import get_value
+from extraction.values.numbers import as_int
 
 
 def page_truth(image_path: Path) -> dict[str, Any] | None:

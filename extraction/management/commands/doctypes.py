@@ -12,11 +12,11 @@ from pathlib import Path
 from django.contrib.auth import get_user_model
 from django.core.management.base import BaseCommand, CommandError
 
+from extraction.doctypes.defined.check import DefinitionError, spec_parse, spec_warnings
+from extraction.doctypes.defined.files import MAX_FILE, spec_from_yaml, spec_to_yaml
 from extraction.doctypes.registry import UnknownDocumentType, all_doctypes, get_doctype
-from extraction.selectors_doctypes import doctype_latest_versions, doctype_version_get
-from extraction.services.doctypes import doctype_version_save
-from extraction.typedef.check import DefinitionError, spec_parse, spec_warnings
-from extraction.typedef.files import MAX_FILE, spec_from_yaml, spec_to_yaml
+from extraction.doctypes.selectors import doctype_latest_versions, doctype_version_get
+from extraction.doctypes.services import doctype_version_save
 
 
 class Command(BaseCommand):

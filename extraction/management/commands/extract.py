@@ -23,8 +23,8 @@ from extraction.doctypes.registry import DOCTYPE_CHOICES, get_doctype
 from extraction.management.files import incoming_files
 from extraction.models import Document, Extraction
 from extraction.ocr.registry import ENGINE_CHOICES
-from extraction.services.ingest import batch_create_from_files
-from extraction.services.pipeline import document_process
+from extraction.pipeline.ingest import batch_create_from_files
+from extraction.pipeline.process import document_process
 from extraction.states import FINAL_STATUSES
 
 

@@ -9,7 +9,7 @@ from django.core.management.base import BaseCommand
 from extraction.doctypes.registry import DOCTYPE_CHOICES
 from extraction.management.files import incoming_files
 from extraction.ocr.registry import ENGINE_CHOICES
-from extraction.services.ingest import batch_create_from_files
+from extraction.pipeline.ingest import batch_create_from_files
 
 
 class Command(BaseCommand):

@@ -12,17 +12,17 @@ from django.http import HttpRequest, HttpResponse
 from django.shortcuts import get_object_or_404
 from ninja import File, Form, Header, Router, Status, UploadedFile
 
+from extraction.doctypes.selectors import doctype_version_get
 from extraction.models import Batch
-from extraction.selectors_doctypes import doctype_version_get
-from extraction.services import rerun as rerun_service
-from extraction.services.ingest import IncomingFile, batch_create_from_files
+from extraction.pipeline import rerun as rerun_service
+from extraction.pipeline.ingest import IncomingFile, batch_create_from_files
 from reviewer.api.auth import Roles
 from reviewer.api.errors import ApiProblem
 from reviewer.api.presenters import batch_out
 from reviewer.api.routers.common import PROBLEMS
 from reviewer.api.schemas import BatchIn, BatchOut, Problem, RerunIn, RerunOut
 from reviewer.api.services import IdempotencyConflict, upload_once
-from reviewer.forms import UploadForm
+from reviewer.batches.forms import UploadForm
 from reviewer.roles import ADMIN, SUPERVISOR
 
 router = Router(tags=["batches"])

@@ -7,7 +7,7 @@ from django.http import HttpRequest
 from ninja import Router
 
 from extraction.doctypes.registry import UnknownDocumentType, all_doctypes, get_doctype
-from extraction.selectors_doctypes import doctype_latest_versions, doctype_versions
+from extraction.doctypes.selectors import doctype_latest_versions, doctype_versions
 from reviewer.api.auth import Roles
 from reviewer.api.errors import ApiProblem
 from reviewer.api.presenters import doctype_detail, doctype_summary

@@ -10,7 +10,6 @@ from django.http import Http404, HttpRequest
 from ninja import Query, Router, Schema
 from pydantic import Field
 
-from extraction import selectors
 from extraction.models import Document
 from extraction.states import ReviewStatus, Status
 from reviewer.access import DESK_ROLES
@@ -20,7 +19,7 @@ from reviewer.api.presenters import document_out
 from reviewer.api.routers.common import PROBLEMS
 from reviewer.api.schemas import DocumentOut, DocumentPage
 from reviewer.api.selectors import documents_listed
-from reviewer.views import pages
+from reviewer.desk import pages, selectors
 from reviewer.whole_numbers import whole_number
 
 router = Router(tags=["documents"])

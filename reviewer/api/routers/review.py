@@ -1,6 +1,6 @@
 """Review, for reviewers (and admins, as on the desk): claim, correct a field, verify, reject.
 
-The desk's own services (reviewer/services/review.py) do the writes, with the desk's guards: the version the
+The desk's own services (reviewer/desk/services.py) do the writes, with the desk's guards: the version the
 client read (a stale one is refused), the claim (another's is refused; through the API a write needs the
 caller's own claim first), the fields the type lets a reviewer correct, and the value checks."""
 
@@ -17,7 +17,7 @@ from reviewer.api.presenters import document_out
 from reviewer.api.routers.common import PROBLEMS
 from reviewer.api.routers.documents import get_document
 from reviewer.api.schemas import DecisionOut, DocumentOut, EditIn, Problem, RejectIn, VerifyIn
-from reviewer.services import review
+from reviewer.desk import services as review
 
 router = Router(tags=["review"])
 RESPONSES = {409: Problem, **PROBLEMS}

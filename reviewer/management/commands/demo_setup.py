@@ -11,9 +11,9 @@ from django.contrib.auth.models import Group, User
 from django.core.management.base import BaseCommand
 
 from extraction.models import Batch
-from extraction.services.ingest import IncomingFile, batch_create_from_files
+from extraction.pipeline.ingest import IncomingFile, batch_create_from_files
 from reviewer.roles import ADMIN, ROLES
-from reviewer.usernames import username_key
+from reviewer.users.usernames import username_key
 
 SAMPLES = Path(settings.BASE_DIR) / "samples"
 DEMO_BATCH = "Demo: tally sheets"

@@ -5,7 +5,7 @@ from __future__ import annotations
 from django.core.management.base import BaseCommand, CommandError
 
 from extraction.doctypes.registry import DOCTYPE_CHOICES
-from reviewer.services.confidence import NotEnoughLabels, confidence_model_save, confidence_refit
+from reviewer.confidence.services import NotEnoughLabels, confidence_model_save, confidence_refit
 
 
 def _fmt(metrics: dict) -> str:

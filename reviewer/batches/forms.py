@@ -1,0 +1,35 @@
+from django import forms
+
+from extraction.doctypes.selectors import doctype_choices
+from extraction.ocr.registry import ENGINE_CHOICES
+
+
+class MultipleFileInput(forms.ClearableFileInput):
+    allow_multiple_selected = True
+
+
+class MultipleFileField(forms.FileField):
+    def __init__(self, *args, **kwargs):
+        kwargs.setdefault("widget", MultipleFileInput())
+        kwargs.setdefault("allow_empty_file", True)  # intake gives an empty file its own clear error
+        super().__init__(*args, **kwargs)
+
+    def clean(self, data, initial=None):
+        single = super().clean
+        if isinstance(data, list | tuple):
+            if not data and self.required:  # a POST without files is not an (empty) batch
+                raise forms.ValidationError(self.error_messages["required"], code="required")
+            return [single(d, initial) for d in data]
+        return [single(data, initial)]
+
+
+class UploadForm(forms.Form):
+    name = forms.CharField(max_length=200)
+    doctype = forms.ChoiceField(label="Document type", choices=doctype_choices)  # defined types too
+    ocr_engine = forms.ChoiceField(label="OCR engine", choices=ENGINE_CHOICES, initial="auto")
+    max_rounds = forms.IntegerField(label="Rounds of the validation loop", min_value=1, max_value=10, required=False)
+    llm_input = forms.ChoiceField(
+        label="LLM input", choices=[("", "configured default"), ("text", "text"), ("vision", "vision"), ("hybrid", "hybrid")],
+        required=False,
+    )
+    files = MultipleFileField(help_text="PDF, PNG, JPEG, TIFF or WebP files, or a zip of them.")

@@ -1,0 +1,163 @@
+"""Admins define document types on the app's pages: list, edit (with a preview of what the model receives),
+try a draft on one document, save it as a new version, and export it as YAML."""
+
+from __future__ import annotations
+
+import json
+import tempfile
+from pathlib import Path
+
+from django.contrib import messages
+from django.http import Http404, HttpRequest, HttpResponse
+from django.shortcuts import redirect, render
+from django.urls import reverse
+
+from extraction.doctypes.defined.check import DefinitionError, spec_parse, spec_warnings
+from extraction.doctypes.defined.files import spec_to_yaml
+from extraction.doctypes.defined.spec import FIELD_KINDS, RULE_KINDS
+from extraction.doctypes.registry import UnknownDocumentType, all_doctypes, doctype_from_data, get_doctype
+from extraction.doctypes.selectors import doctype_latest_versions, doctype_version_get, doctype_versions
+from extraction.doctypes.services import doctype_version_save
+from extraction.models import Batch, Document
+from extraction.ocr.registry import ENGINE_CHOICES
+from extraction.pipeline.ingest import IncomingFile
+from extraction.pipeline.trial import doctype_trial_run
+from reviewer.access import role_required
+from reviewer.batches.deletion import DeletionError, batch_delete
+from reviewer.roles import ADMIN
+from reviewer.types.presenters import data_from_post, rows_from_data
+from reviewer.whole_numbers import whole_number
+
+KEPT_TRIALS = 3  # an admin's newest trials, kept to compare drafts on the desk
+
+
+def get_trial(request: HttpRequest, batch_id: int) -> Batch:
+    """The access helper for a trial: 404 unless it is a trial batch (roles are checked by the view)."""
+    batch = Batch.objects.filter(pk=batch_id, trial=True).first()
+    if batch is None:
+        raise Http404("No such trial.")
+    return batch
+
+
+@role_required(ADMIN)
+def doctype_list(request: HttpRequest) -> HttpResponse:
+    defined = doctype_latest_versions()
+    names = {v.name for v in defined}
+    builtin = [{"name": d.name, "label": d.label, "kind": "shipped definition" if d.definition is not None else "code"}
+               for d in all_doctypes() if d.name not in names]
+    return render(request, "doctypes/list.html", {"builtin": builtin, "defined": defined})
+
+
+@role_required(ADMIN)
+def doctype_edit(request: HttpRequest, name: str | None = None) -> HttpResponse:
+    """A new type (no `name`) or the next version of a defined one. POST actions: preview, try, save."""
+    saved = doctype_version_get(name=name) if name else None
+    if name and saved is None:
+        raise Http404("No such document type.")
+    trial_document = None
+    problems: list[str] = []
+    if request.method == "POST":
+        data = data_from_post(request.POST)
+        action = request.POST.get("action", "preview")
+        if name:
+            data["name"] = name  # a defined type keeps its name: a new name is a new type
+        try:
+            if action == "save":
+                version, created = doctype_version_save(data=data, user=request.user)
+                if created:
+                    messages.success(request, f"Saved {version.label} as version {version.version}.")
+                else:
+                    messages.info(request, f"Nothing changed since version {version.version}; nothing saved.")
+                return redirect("doctype_edit", name=version.name)
+            if action == "try":
+                # Post/redirect/get: the draft page comes back from its trial, so Back from the desk (pages are
+                # never stored by the browser) asks for the page again instead of resending the form
+                batch_id = _try(request, data).batch_id
+                return redirect(f"{reverse('doctype_edit', args=[name]) if name else reverse('doctype_new')}"
+                                f"?trial={batch_id}")
+            else:
+                spec_parse(data)
+        except DefinitionError as err:
+            problems = err.problems
+    elif request.GET.get("trial"):
+        trial = get_trial(request, whole_number(request.GET["trial"]) or 0)
+        data, trial_document = trial.settings["definition"], trial.documents.first()
+    elif saved is not None:
+        data = saved.definition
+    elif request.GET.get("from"):
+        data = _shipped(request.GET["from"])
+    else:
+        data = {"name": "", "label": "", "description": "", "instructions": "", "fields": [], "rules": []}
+    context = {
+        "name": name, "saved": saved, "data": data, "rows": rows_from_data(data), "problems": problems,
+        "warnings": _warnings(data) if not problems else [],
+        "preview": _preview(data) if not problems else None, "field_kinds": FIELD_KINDS, "rule_kinds": RULE_KINDS,
+        "engines": ENGINE_CHOICES, "trial": trial_document,
+        "versions": doctype_versions(name=name) if name else [],
+    }
+    return render(request, "doctypes/edit.html", context, status=400 if problems else 200)
+
+
+def _warnings(data: dict) -> list[str]:
+    try:
+        return spec_warnings(spec_parse(data))
+    except DefinitionError:
+        return []  # the definition's problems are shown where it is saved or previewed
+
+
+def _shipped(name: str) -> dict:
+    """A shipped definition to start a new type from (a new type needs its own name)."""
+    try:
+        definition = get_doctype(name).definition
+    except UnknownDocumentType:
+        definition = None
+    if definition is None:
+        raise Http404("No shipped definition of that name.")
+    return {**definition.as_data(), "name": ""}
+
+
+def _try(request: HttpRequest, data: dict) -> Document:
+    upload = request.FILES.get("sample")
+    if upload is None:
+        raise DefinitionError(["choose a document to try the type on"])
+    with tempfile.TemporaryDirectory(prefix="proofdesk-trial-") as tmp:
+        path = Path(tmp) / "sample"
+        with path.open("wb") as out:
+            for chunk in upload.chunks():
+                out.write(chunk)
+        document = doctype_trial_run(data=data, file=IncomingFile(upload.name, path),
+                                     ocr_engine=request.POST.get("ocr_engine") or "auto", user=request.user)
+    _forget_old_trials(request.user)
+    return document
+
+
+def _forget_old_trials(user) -> None:
+    """An admin's trials beyond their newest few are deleted with their files: a trial is a draft's scratch."""
+    old = Batch.objects.filter(trial=True, created_by=user).order_by("-created_at", "-id")[KEPT_TRIALS:]
+    for batch in old:
+        try:
+            batch_delete(batch_id=batch.id, confirm_name=batch.name, user=user, reason="an older trial of a draft type")
+        except DeletionError:
+            continue  # still being read: the next trial deletes it
+
+
+def _preview(data: dict) -> dict | None:
+    """What the model will receive for this definition: the instructions and the answer's JSON schema."""
+    try:
+        doctype = doctype_from_data(spec_parse(data).as_data())
+    except DefinitionError:
+        return None
+    return {"prompt": doctype.system_prompt,
+            "schema": json.dumps(doctype.schema.model_json_schema(), indent=2, ensure_ascii=False)}
+
+
+@role_required(ADMIN)
+def doctype_export(request: HttpRequest, name: str) -> HttpResponse:
+    """The newest version (or ?version=N) as a YAML file, for a team's git."""
+    version = request.GET.get("version", "")
+    saved = doctype_version_get(name=name, version=whole_number(version))
+    if saved is None:
+        raise Http404("No such document type.")
+    response = HttpResponse(spec_to_yaml(spec_parse(saved.definition)), content_type="application/yaml; charset=utf-8")
+    response["Content-Disposition"] = f'attachment; filename="{saved.name}-v{saved.version}.yaml"'
+    return response
