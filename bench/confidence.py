@@ -18,7 +18,7 @@ among them.
 
 With `--no-proof-rules` the loop's rules are only the type's own (sums, digits against words, rows), as in
 the seed study, which had no proof rules: forced sums, moved votes and all-zero rounds then pass every rule
-with wrong values (the study's silent 10%), and the suspicious-pass route is what must catch them. The
+with wrong values (the study's silent errors), and the suspicious-pass route is what must catch them. The
 confidence signals still look at the proofs.
 Prints markdown on stdout.
 """

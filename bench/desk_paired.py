@@ -1,9 +1,9 @@
 """The desk's two writes (an edit saved, a value taken from the page) in this checkout against another revision,
 request by request in turn, so that both meet the machine in the same state.
 
-This machine's speed drifts by half or more within minutes (a shared host: `bench/desk_speed.py` prints a
-reference loop before and after for that reason), so two runs of `desk_speed.py` an hour apart cannot tell a
-change of a fifth from the drift. Here each checkout runs in a process of its own, set up as `desk_speed.py`
+This machine's speed drifts within minutes (a shared host: `bench/desk_speed.py` prints a reference loop
+before and after for that reason; docs/BENCHMARKS.md), so two runs of `desk_speed.py` an hour apart cannot tell
+a small change from the drift. Here each checkout runs in a process of its own, set up as `desk_speed.py`
 sets up its server timings (its own throwaway database, the same document of 3 pages and 507 blocks, a
 logged-in reviewer); the driver asks them in turn, alternating which goes first, and prints each side's
 p50 / p95 and the median of the per-pair ratios (this checkout's time over the other's). The revision is
@@ -12,7 +12,7 @@ checked out into a temporary git worktree, removed at the end.
     .venv/bin/python bench/desk_paired.py [REV] [--requests N]      # default: HEAD (the uncommitted change)
     BENCH_DATABASE_URL=postgres://... .venv/bin/python bench/desk_paired.py REV
 
-Against HEAD with nothing changed, the ratio is the method's own noise (about 1.00).
+Against HEAD with nothing changed, the ratio shows the method's own noise.
 """
 
 from __future__ import annotations

@@ -149,8 +149,8 @@ def _python_calls(request) -> int:
 
 
 def machine_reference() -> float:
-    """The median time of a fixed pure-Python loop, in ms: this machine's speed drifts by half or more from
-    one hour to the next, so each run prints it beside its figures (lower is faster)."""
+    """The median time of a fixed pure-Python loop, in ms: this machine's speed drifts from one hour to the
+    next (docs/BENCHMARKS.md), so each run prints it beside its figures (lower is faster)."""
     times = []
     for _ in range(15):
         started, total = time.perf_counter(), 0

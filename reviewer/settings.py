@@ -1,4 +1,4 @@
-"""Django settings. Everything a deployment changes comes from the environment (see README)."""
+"""Django settings. Everything a deployment changes comes from the environment (see docs/CONFIGURATION.md)."""
 
 from __future__ import annotations
 
@@ -108,8 +108,8 @@ TEMPLATES = [
 DATABASES = {
     "default": dj_database_url.parse(
         env_str("DATABASE_URL") or f"sqlite:///{VAR_DIR / 'db.sqlite3'}",
-        # Connections kept for a minute (checked before reuse): opening one to PostgreSQL costs about 3 ms,
-        # as much as a whole desk request.
+        # Connections kept for a minute (checked before reuse): opening one to PostgreSQL costs as much as a
+        # whole desk request (docs/BENCHMARKS.md).
         conn_max_age=env_int("DATABASE_CONN_MAX_AGE", 60, minimum=0),
         conn_health_checks=True,
     )
@@ -265,9 +265,9 @@ OCR_SECOND_ENGINE = env_choice("OCR_SECOND_ENGINE", "", ["", "rapidocr", "tesser
 AWS_REGION = env_str("AWS_REGION", "us-east-1")
 TEXTRACT_BUCKET = env_str("TEXTRACT_BUCKET")
 RENDER_DPI = env_int("RENDER_DPI", 150, minimum=50, maximum=600)
-# RapidOCR speed settings (defaults measured by bench/ocr_engines.py, figures in README.md): what runs its
+# RapidOCR speed settings (defaults chosen on bench/ocr_engines.py, figures in docs/BENCHMARKS.md): what runs its
 # networks (OpenVINO; onnxruntime reads the same networks slower), whether it may read Chinese, Japanese and
-# Korean characters (a third slower with OpenVINO), threads per page (0: every core), the longest side the
+# Korean characters (slower, off unless needed), threads per page (0: every core), the longest side the
 # text detector sees, lines per recogniser run, the narrowest width a batch of lines is padded to, threads
 # recognising one page's lines, pages of one document read at once.
 OCR_RUNTIME = env_choice("OCR_RUNTIME", "openvino", ["openvino", "onnxruntime"])

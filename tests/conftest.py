@@ -11,7 +11,7 @@ pytest_plugins = ["tests.llm_server", "tests.worker", "tests.browser", "tests.ur
 
 @pytest.fixture(autouse=True)
 def fast_password_hasher(settings):
-    """Real hashing costs about a second per test user; the hasher is not what these tests test."""
+    """Real hashing is slow on purpose; the hasher is not what these tests test."""
     settings.PASSWORD_HASHERS = ["django.contrib.auth.hashers.MD5PasswordHasher"]
 
 

@@ -26,8 +26,8 @@ __all__ = ["MIN_LABELS", "PRIOR", "SUSPICIOUS_CODE", "ConfidenceModel", "fit", "
 MIN_LABELS = 200
 MIN_EACH = 10
 
-# The prior, in logits. A clean field (no signal against it) gets sigmoid(4.0) = 0.98: the seed study found
-# about 2% of fields wrong on sheets whose rules all passed.
+# The prior, in logits. A clean field (no signal against it) gets sigmoid(4.0) = 0.98: as sure as the seed study
+# found fields on sheets whose rules all passed (docs/BENCHMARKS.md, figures behind choices in the code).
 PRIOR_BIAS = 4.0
 PRIOR: dict[str, float] = {
     # Each broken rule naming the field is a sign it is one of the wrong ones, but a sum over 39 fields

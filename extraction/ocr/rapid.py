@@ -36,8 +36,8 @@ _LOADED: dict[str, Any] = {}  # RapidOCR objects by settings: a worker process l
 
 # The defaults were chosen on bench/ocr_engines.py (figures in docs/BENCHMARKS.md): RapidOCR's own networks
 # on OpenVINO (extraction/ocr/rapid_openvino.py: the page detected at full size in tiles, the recogniser
-# without East Asian script) on every core read a scan in about a sixth of the wall time of RapidOCR's own
-# reading on onnxruntime, with no digit lost. Pages are detected at full size: a detector limit of 1152 px
+# without East Asian script) on every core read a scan several times faster than RapidOCR's own reading on
+# onnxruntime without losing a digit it reads. Pages are detected at full size: a detector limit of 1152 px
 # lost clean scans on the unseen-layout bench (bench/unseen_layouts.py).
 DEFAULT_THREADS = None  # every core
 DEFAULT_DET_LIMIT = None
@@ -50,7 +50,7 @@ DEFAULT_EAST_ASIAN = False
 # RapidOCR shrinks any image whose long side exceeds 2000 px, so a thermal strip (8 cm wide, a metre long) was
 # read at a third of its size. A page is shrunk only while its short side exceeds 1414 px too
 # (rapid_tuning.limit_page_size): an A4 page as before, a strip at full size. Figures in docs/BENCHMARKS.md
-# ("Receipts, a type defined as data").
+# ("Faded thermal strips and the page size").
 DEFAULT_PAGE_LIMIT = PAGE_SHORT_SIDE
 RUNTIMES = ("onnxruntime", "openvino")
 
@@ -83,7 +83,7 @@ class RapidOcrEngine:
         `runtime`: what runs the networks, "openvino" (extraction/ocr/rapid_openvino.py; onnxruntime when
         OpenVINO cannot load) or "onnxruntime"; with OpenVINO, `rec_pixels`: the widest batch of lines (px,
         summed) run at once, and `east_asian`: whether the recogniser may read Chinese, Japanese and Korean
-        characters (off, it reads Latin, Greek and Cyrillic script, digits and symbols, a third faster);
+        characters (off, it reads Latin, Greek and Cyrillic script, digits and symbols, faster);
         `page_limit`: a page whose short side is longer than this (px) and whose long side is longer than 2000 px
         is shrunk until one of them is not, for detection and recognition alike (rapid_tuning.limit_page_size;
         None: RapidOCR's own rule, which shrinks any page whose long side exceeds 2000 px, and so a long strip to a

@@ -4,8 +4,8 @@ The same ONNX files from the rapidocr wheel, so the reading is the same network;
 it in the precision the processor does best (bfloat16 where it has AMX or AVX-512 BF16, as this machine
 does; float32 elsewhere). Figures in docs/BENCHMARKS.md. What keeps its time and memory down:
 - The page is detected in tiles of one fixed size (DetectorSession): one compiled network, and the working
-  memory of one tile whatever the page's size. OpenVINO keeps buffers for every input shape it has met;
-  a network for any shape grew a worker past 1 GB.
+  memory of one tile whatever the page's size. OpenVINO keeps buffers for every input shape it has met,
+  so a network for any shape keeps growing a worker's memory (docs/BENCHMARKS.md, Memory).
 - Lines are padded to a few widths (steps of a quarter), so a worker soon holds every shape it meets; the
   outputs are cut back to the unpadded width, so the reading does not see the padding.
 - A batch of lines wider in total than `rec_pixels` runs in parts, so a line as wide as the page does not
@@ -15,7 +15,7 @@ does; float32 elsewhere). Figures in docs/BENCHMARKS.md. What keeps its time and
 - The recogniser returns only the best character and its probability per position, computed inside the
   network, instead of a probability for each of its 18,710 characters that RapidOCR then scanned in
   Python; and without East Asian script (`east_asian=False`) its last layer has 2,558 characters, not
-  18,710: about a third of the recogniser's time on a page.
+  18,710, which spares much of the recogniser's time on a page.
 """
 
 from __future__ import annotations
@@ -159,7 +159,7 @@ class DetectorSession:
     The detector is not only convolutions: it weighs its channels by averages over the whole image it sees
     (channel attention). On a tile of blank paper those averages make it find text everywhere in the tile (a
     real invoice lost every line so), while a tile with any print in it reads as the whole page does (the
-    test and figures: tests/unit/test_ocr_openvino.py, README.md). So a tile with nothing printed is not read.
+    test: tests/unit/test_ocr_openvino.py; figures: docs/BENCHMARKS.md). So a tile with nothing printed is not read.
     """
 
     def __init__(self, path: str, *, threads: int | None, mean: np.ndarray, std: np.ndarray,

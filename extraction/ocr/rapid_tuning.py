@@ -3,8 +3,8 @@ threads, and leaner onnxruntime sessions (hooks into a loaded RapidOCR object; t
 and the size at which it reads a page at all (`limit_page_size`).
 
 RapidOCR's own rule ("min", 736) scales every image up until its short side is 736 px and never scales a
-page down, so a 150 dpi A4 scan is detected at its full 1240 x 1754 px: about half of the CPU time of a
-page and most of its peak memory. Detection only has to find where lines are; recognition reads each
+page down, so a 150 dpi A4 scan is detected at its full 1240 x 1754 px, the dearest step of a page in CPU
+time and peak memory (docs/BENCHMARKS.md). Detection only has to find where lines are; recognition reads each
 line cut from the full-size image whatever size the detector saw. So a page whose long side exceeds
 `limit` is detected at `limit`; a smaller image (a letterhead cut from a PDF, a receipt) keeps
 RapidOCR's rule, which upscales it for small print.
@@ -18,12 +18,12 @@ RAPIDOCR_MIN_SIDE = 736  # RapidOCR's default Det.limit_side_len for limit_type 
 # Before anything else RapidOCR shrinks an image whose long side exceeds its Global.max_side_len (2000 px), for
 # detection and recognition alike. That bounds the work on a large scan (an A4 page at 600 dpi), but it shrinks a
 # thermal strip by its length: a 58 mm strip 80 cm long, photographed at 190 dpi (890 x 6000 px with the table
-# around it), was read at 300 x 2000, its 25 px print at 8 px, and half its figures were lost. So a page is shrunk
+# around it), was read at 300 x 2000, its 25 px print at 8 px, too small to read its figures. So a page is shrunk
 # only as far as needed to bring its long side to RAPIDOCR_LONG_SIDE or its short side to PAGE_SHORT_SIDE, whichever
 # shrinks it less. PAGE_SHORT_SIDE is 2000 / sqrt(2): an A4 page reaches both at once, so it is read as RapidOCR
 # read it (1414 x 2000). No page is read smaller than RapidOCR read it; a page longer for its width than A4 is read
 # larger, a strip at its full size whatever its length (the detector reads it in tiles, rapid_openvino.py).
-# Figures in docs/BENCHMARKS.md ("Receipts, a type defined as data").
+# Figures in docs/BENCHMARKS.md ("Faded thermal strips and the page size").
 RAPIDOCR_LONG_SIDE = 2000  # RapidOCR's default Global.max_side_len
 PAGE_SHORT_SIDE = 1414
 NO_LONG_SIDE_LIMIT = 1_000_000  # RapidOCR's Global.max_side_len when limit_page_size shrinks pages instead
@@ -137,7 +137,7 @@ def lean_sessions(ocr: Any, *, threads: int | None) -> None:
     """Rebuild the detector's and recogniser's onnxruntime sessions with options RapidOCR does not expose.
 
     No memory-pattern planning: it keeps a buffer per input shape, and every page and line batch has a new
-    shape, so it only adds to the peak (about 50 MB a worker on the bench). No busy-waiting threads: on a
+    shape, so it only adds to the peak (docs/BENCHMARKS.md, Memory). No busy-waiting threads: on a
     machine shared with other workers a spinning thread burns a core that another worker needed.
     """
     import onnxruntime as ort

@@ -24,8 +24,8 @@ from extraction.ocr.blocks import PageImage
 RENDERERS = ("pymupdf", "pdf2image")
 # A page larger than this (in pixels) is rendered at a lower resolution instead of exhausting memory.
 MAX_PAGE_PIXELS = 40_000_000
-# zlib level of the page PNGs. Saving was most of a scan's rendering: at level 3 a 150 dpi page is written in
-# about half the time of the default (6) and is no larger (bench/ocr_engines.py's render column; README.md).
+# zlib level of the page PNGs. Saving was most of a scan's rendering, and level 3 writes a page faster than the
+# default (6) and no larger (bench/ocr_engines.py's render column; figures in docs/BENCHMARKS.md).
 PNG_LEVEL = 3
 
 _Written = tuple[int, Path]  # (page number, PNG path)

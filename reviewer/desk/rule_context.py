@@ -46,7 +46,7 @@ _kept: OrderedDict[int, _Kept] = OrderedDict()
 _lock = threading.Lock()
 
 
-# Every edit asks this; written out, it costs a fifth of what the ORM spends building the same aggregate.
+# Every edit asks this; written out, it skips most of what the ORM spends building the same aggregate.
 # The names are the model's own; the document id is a parameter.
 _BLOCKS_SEEN = (f"SELECT COUNT(*), MIN({Block._meta.pk.column}), MAX({Block._meta.pk.column}) "  # noqa: S608
                 f"FROM {Block._meta.db_table} WHERE {Block._meta.get_field('document').column} = %s")

@@ -143,8 +143,8 @@ class DeskField(NamedTuple):
 
 @cache
 def _desk_fields_sql(*, current: bool) -> str:
-    """Every edit reads all of a document's fields: written out, the read costs a quarter of what the ORM
-    spends building it and converting each value. The names are the model's own."""
+    """Every edit reads all of a document's fields: written out, the read skips most of what the ORM spends
+    building it and converting each value (docs/BENCHMARKS.md). The names are the model's own."""
     from extraction.models import FieldValue
 
     meta = FieldValue._meta
@@ -167,7 +167,7 @@ def _extraction_sql(*, current: bool) -> str:
 
 
 # What an edit and the desk's answer to it read of the extraction, its document and batch. Their other columns
-# (a run's settings and costs, the upload, the OCR's bookkeeping) made up a third of the read's work.
+# (a run's settings and costs, the upload, the OCR's bookkeeping) are not read: every edit would pay for them.
 _EDIT_READS = {
     Extraction: ("id", "document", "doctype", "doctype_version", "reader", "answer", "settings", "started_at"),
     Document: ("id", "batch", "filename", "status", "review_status", "version", "claimed_by", "claimed_at",
@@ -216,7 +216,7 @@ def _json(value: Any) -> Any:
 
 def _json_all(texts: list) -> list:
     """Many JSON columns' texts decoded at once, as one array: each is a whole JSON text (JSONField wrote
-    it), and one decode of three hundred costs a tenth of three hundred decodes."""
+    it), and one decode of many costs far less than many decodes (docs/BENCHMARKS.md)."""
     if all(isinstance(t, str) or t is None for t in texts):
         return json.loads("[" + ",".join(["null" if t is None else t for t in texts]) + "]")
     return [_json(t) for t in texts]
@@ -286,7 +286,7 @@ def _desk_violations_sql(*, current: bool) -> str:
 
 def desk_violations(*, extraction) -> list:
     """The extraction's Violation rows in their order, labelled. Every edit reads them: a raw query (the
-    model's own conversions, none of the ORM's building) costs a third of the ORM's."""
+    model's own conversions, none of the ORM's building) spares most of the ORM's work (docs/BENCHMARKS.md)."""
     (rows,) = statements_run(statements=[desk_violations_statement(extraction_id=extraction.pk)])
     return desk_violations_of(rows)
 

@@ -217,7 +217,7 @@ def test_a_whole_row_given_as_one_line_is_still_read():
 @pytest.mark.parametrize("layout", TUNE_LAYOUTS)  # never MEASURE_LAYOUTS: nobody tunes on them
 def test_a_rotated_page_is_straightened_from_line_polygons(layout, skew):
     generated = generate_acta(seed=26, layout=layout)
-    # A slope of 0.05 drifts several row heights across the page: unstraightened, rows mix (2-14 of 38 right).
+    # A slope of 0.05 drifts several row heights across the page: unstraightened, rows mix.
     answer = read([pdf_page(generated.pdf_bytes, skew=skew)])
     assert rows_right(answer, generated.printed) == 38 and totals_right(answer, generated.printed)
 

@@ -222,7 +222,7 @@ def all_zero(shown_rows: int) -> list[Violation]:
 
 def test_it_keeps_one_misread_digit_over_a_later_all_zero_answer_that_breaks_fewer_rules():
     # The seed study's degenerate answer: zeros after a failed round. Even with fewer rules broken than the
-    # misread round (here 84 against 87, as measured), the zeros are never kept.
+    # misread round (as the study's zeros broke), the zeros are never kept.
     noise = [Violation("value_grounded", "x", (f"rows[{i}].votes_words",), "CERO", "CERO UNO") for i in range(34)]
     misread = one_misread(3) + noise + [Violation("proof_found", "x", (f"note{i}",)) for i in range(50)]
     zeros = all_zero(38)

@@ -54,7 +54,7 @@ def _blocks(pages: list[OcrPage]) -> list[OcrBlock]:
 
 @pytest.fixture(scope="module")
 def pdf_pages() -> dict[str, list[OcrPage]]:
-    # Text only: table detection costs ~0.5 s a page and is tested on its own below.
+    # Text only: table detection is slow and is tested on its own below.
     engine = PdfTextEngine(tables=False)
     return {name: engine.read(SourceDocument(INVOICES / f"{name}.pdf", "pdf", [])) for name in _names("pdf")}
 

@@ -1,7 +1,7 @@
 """The size RapidOCR reads a page at (extraction/ocr/rapid_tuning.limit_page_size): shrunk only while both its short
 side is past PAGE_SHORT_SIDE and its long side past RapidOCR's 2000 px, so a long thermal strip keeps its full size,
 an A4 page is read as RapidOCR's own rule read it, and no page smaller than that rule read it.
-Figures in docs/BENCHMARKS.md ("Receipts, a type defined as data")."""
+Figures in docs/BENCHMARKS.md ("Faded thermal strips and the page size")."""
 
 from __future__ import annotations
 
