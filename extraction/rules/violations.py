@@ -92,7 +92,7 @@ class RuleContext:
     None: where a cited block shows a value more than once, the proof is the occurrence on that row.
     `cache` lets expensive derived data (the block index, resolved proofs) be built once per context. It holds
     only what the blocks and the prompt decide, never anything of one answer: the loop checks every round's
-    answer with one context, and the desk keeps it across edits (services/rule_context.py).
+    answer with one context, and the desk keeps it across edits (reviewer/desk/rule_context.py).
     """
 
     prompt: PromptDocument | None = None
