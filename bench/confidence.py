@@ -6,7 +6,7 @@ Run from the project root:
     .venv/bin/python bench/confidence.py --layouts none --sampled-pdfs 100 --sampled-scans 100
 
 The documents and readings are those of bench/unseen_layouts.py (same sheets, OCR cache, scripted models
-of tests/acta_models.py through the scripted OpenAI-compatible server and extraction.reading.rounds.read_pages).
+of tests/support/acta_models.py through the scripted OpenAI-compatible server and extraction.reading.rounds.read_pages).
 Every field of every kept answer gets the signals of extraction/confidence/signals.py and a label: right
 when it equals what the sheet prints. The confidence model is fitted on the TUNE layouts and TUNE sampled
 sheets (the per-kind "corrected" rate is the TUNE share of wrong fields, as reviews would give it) and
@@ -53,8 +53,8 @@ from extraction.ocr.registry import get_engine  # noqa: E402
 from extraction.pipeline import render  # noqa: E402
 from extraction.reading.rounds import read_pages  # noqa: E402
 from sheetgen.layouts import LAYOUTS  # noqa: E402
-from tests.acta_models import MODELS, ActaModel, model_step, wrong_fields  # noqa: E402
-from tests.llm_server import SCRIPTED_MODEL, ScriptedLLMServer  # noqa: E402
+from tests.support.acta_models import MODELS, ActaModel, model_step, wrong_fields  # noqa: E402
+from tests.support.llm_server import SCRIPTED_MODEL, ScriptedLLMServer  # noqa: E402
 
 MAX_ADDED_LOAD = 0.10  # the suspicious-pass route may add at most this share to the review load
 
@@ -122,7 +122,7 @@ def read_all(docs: list[Doc], ocr: dict, models: list[str], second: dict | None 
 
 
 def _labelled_paths(printed: dict) -> set[str]:
-    from tests.acta_models import printed_counts
+    from tests.support.acta_models import printed_counts
 
     return set(printed_counts(printed))
 

@@ -97,7 +97,7 @@ def reviewer() -> User:
 
 def big_document():
     """A flagged acta of 3 pages and about 500 blocks, proofs and violations as the pipeline stores them."""
-    from tests.desk_data import flagged_acta
+    from tests.support.desk_data import flagged_acta
 
     acta = flagged_acta(seed=7, pages=3, filler_words=180)
     return acta
@@ -293,7 +293,7 @@ def bench_browser(docs: list[tuple[str, object]]) -> list[tuple[str, dict]] | No
     out = []
     try:
         with sync_playwright() as pw:
-            from tests.browser import FLAGS
+            from tests.support.browser import FLAGS
 
             browser = pw.chromium.launch(executable_path=chromium, headless=True, args=FLAGS)
             page = browser.new_page(viewport={"width": 1400, "height": 900})
@@ -321,7 +321,7 @@ def scanned_document():
     from PIL import Image, ImageFilter
 
     from extraction.models import Document
-    from tests.desk_data import flagged_acta
+    from tests.support.desk_data import flagged_acta
 
     acta = flagged_acta(seed=8, pages=3, filler_words=600, filename="acta-8-scan.jpg")
     Document.objects.filter(pk=acta.document.pk).update(kind="image")

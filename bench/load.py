@@ -1,6 +1,6 @@
 """Throughput of 2 workers and the desk's latency meanwhile (1,000 small deeds, scripted LLM).
 
-Runs tests/test_load.py through scripts/test.sh (PostgreSQL, Redis, real workers) once per setting and prints
+Runs tests/reviewer/desk/test_load.py through scripts/test.sh (PostgreSQL, Redis, real workers) once per setting and prints
 a row each. A setting is a space-separated list of NAME=value for the workers' environment, e.g. the workers'
 priority below the web process (WORKER_NICENESS) or the OCR threads per page (OCR_THREADS), or LOAD_OCR_ENGINE
 (default pdf-text: the deeds' own text, no OCR; rapidocr reads the rendered page as a scan would be read).
@@ -23,7 +23,7 @@ ROOT = Path(__file__).resolve().parents[1]
 def run(count: int, setting: str) -> dict:
     extra = dict(part.split("=", 1) for part in setting.split())
     env = {**os.environ, "LOAD_DOCUMENTS": str(count), **extra}
-    subprocess.run(["bash", "scripts/test.sh", "-q", "-p", "no:randomly", "tests/test_load.py"], cwd=ROOT, env=env,
+    subprocess.run(["bash", "scripts/test.sh", "-q", "-p", "no:randomly", "tests/reviewer/desk/test_load.py"], cwd=ROOT, env=env,
                    check=True)
     return json.loads((ROOT / "tests" / "artifacts" / "load.json").read_text())
 

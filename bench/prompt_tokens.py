@@ -21,7 +21,7 @@ def main(folder: Path = DEFAULT_DATA) -> int:
     from extraction.ocr.blocks import BlockType
     from extraction.ocr.textract_json import parse_textract
     from extraction.reading.prompt import render_prompt
-    from tests.pages import textract_sizes
+    from tests.support.pages import textract_sizes
 
     files = sorted(folder.glob("*.textract.json"))
     if not files:

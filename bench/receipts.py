@@ -82,10 +82,10 @@ from extraction.reading.rounds import Reading, read_pages  # noqa: E402
 from extraction.rules.answers import get_field  # noqa: E402
 from extraction.values.dates import parse_date  # noqa: E402
 from extraction.values.numbers import parse_number  # noqa: E402
-from tests import acta_answers as aa  # noqa: E402
-from tests.acta_models import CONFUSIONS, scripted_reply  # noqa: E402
-from tests.defined_answers import printed_answer, prompt_lines  # noqa: E402
-from tests.llm_server import SCRIPTED_MODEL, Reply, ScriptedLLMServer, openai_error_body, reply_status  # noqa: E402
+from tests.support import acta_answers as aa  # noqa: E402
+from tests.support.acta_models import CONFUSIONS, scripted_reply  # noqa: E402
+from tests.support.defined_answers import printed_answer, prompt_lines  # noqa: E402
+from tests.support.llm_server import SCRIPTED_MODEL, Reply, ScriptedLLMServer, openai_error_body, reply_status  # noqa: E402
 
 FIELDS = ("company", "date", "address", "total")
 KINDS = {"total_digit": "total", "date_shifted": "date", "company_swapped": "company"}  # kind -> field it errs on

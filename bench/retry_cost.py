@@ -8,7 +8,7 @@ Documents: the bundled sample sheets (samples/actas, the truth regenerated from 
 per layout of the unseen-layout bench (sheetgen/layouts.py, every layout, as a PDF) and the shared
 invoices (../shared/data/invoices, when present). Each is read the production way (extraction.reading.rounds:
 prompt, messages, the LLM client, rules, feedback, patches) against the scripted OpenAI-compatible server
-on loopback. Acta models: tests/acta_models.py (the right reader and five that err as the study's model
+on loopback. Acta models: tests/support/acta_models.py (the right reader and five that err as the study's model
 did). Invoice models: `right`, and two that misread one digit of the total or of a line total in round 1
 and correct it when the feedback names the field. In vision mode the scripted model is handed the page's
 text out of band (it stands for a model that reads the image) and answers without OCR proofs.
@@ -52,9 +52,9 @@ from extraction.reading.prompt import render_prompt  # noqa: E402
 from extraction.reading.rounds import read_pages  # noqa: E402
 from sheetgen.generate import generate_acta, render_scan  # noqa: E402
 from sheetgen.layouts import LAYOUTS  # noqa: E402
-from tests import acta_answers as aa  # noqa: E402
-from tests.acta_models import MODELS, ActaModel, _told, wrong_fields  # noqa: E402
-from tests.llm_server import SCRIPTED_MODEL, Reply, ScriptedLLMServer, reply_json  # noqa: E402
+from tests.support import acta_answers as aa  # noqa: E402
+from tests.support.acta_models import MODELS, ActaModel, _told, wrong_fields  # noqa: E402
+from tests.support.llm_server import SCRIPTED_MODEL, Reply, ScriptedLLMServer, reply_json  # noqa: E402
 
 CACHE = ROOT / "var" / "bench" / "retry_cost"
 INVOICES = ROOT.parent / "shared" / "data" / "invoices"
@@ -145,7 +145,7 @@ def acta_docs(*, seeds: int, scans: bool) -> list[Doc]:
 def invoice_docs() -> list[Doc]:
     if not INVOICES.is_dir():
         return []
-    from tests.invoice_truth import load_truth
+    from tests.support.invoice_truth import load_truth
 
     return [Doc("invoice", p.stem, "pdf", p.read_bytes(), load_truth(p.stem)) for p in sorted(INVOICES.glob("*.pdf"))]
 
@@ -172,7 +172,7 @@ def read_doc(doc: Doc) -> None:
 
 
 class InvoiceModel:
-    """Reads the invoice right (tests/invoice_answers.py); an erring kind misreads one digit of the total
+    """Reads the invoice right (tests/support/invoice_answers.py); an erring kind misreads one digit of the total
     or of a line total in round 1 and corrects it once the feedback names that field."""
 
     def __init__(self, kind: str, correct: dict[str, Any]) -> None:
@@ -231,7 +231,7 @@ def run(doc: Doc, kind: str, mode: str, server: ScriptedLLMServer) -> tuple[list
     if doc.type == "acta":
         model: Any = ActaModel(kind, doc.truth, seed=7)
     else:
-        from tests.invoice_answers import correct_invoice_answer
+        from tests.support.invoice_answers import correct_invoice_answer
 
         blocks = [b for p in doc.pages for b in p.blocks]
         model = InvoiceModel(kind, correct_invoice_answer(doc.name, doc.truth, render_prompt(doc.pages), blocks))
@@ -367,7 +367,7 @@ def main() -> int:
 
 
 def _invoice_wrong(doc: Doc, answer: dict[str, Any] | None) -> list[str]:
-    from tests.invoice_answers import same_as_truth
+    from tests.support.invoice_answers import same_as_truth
 
     return ["answer"] if answer is None else same_as_truth(doc.name, answer, doc.truth)
 

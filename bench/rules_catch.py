@@ -3,7 +3,7 @@
 Run from the project root: .venv/bin/python bench/rules_catch.py [--actas 24] [--per-doc 3] [--engine pdf-text]
 No database: generated actas (and the invoices of ../shared/data/invoices, when present) are read with an
 OCR engine (pdf-text by default, exact; rapidocr for scans), the prompt the model would see is rendered,
-the correct answer is built with proofs from that prompt (tests/acta_answers.py for actas; the known
+the correct answer is built with proofs from that prompt (tests/support/acta_answers.py for actas; the known
 answers' values located in the blocks for invoices), then each error class is injected and the answer is
 validated with make_validator(doctype, reading_context(...)) -- schema, the type's rules and the
 proof rules. An injection is *caught* when it breaks a rule the correct answer did not break.
@@ -40,7 +40,7 @@ from extraction.reading.context import reading_context  # noqa: E402
 from extraction.reading.prompt import render_prompt  # noqa: E402
 from extraction.reading.validation import make_validator  # noqa: E402
 from sheetgen.generate import generate_acta, render_page  # noqa: E402
-from tests import acta_answers as aa  # noqa: E402
+from tests.support import acta_answers as aa  # noqa: E402
 
 DIGITS = ["CERO", "UNO", "DOS", "TRES", "CUATRO", "CINCO", "SEIS", "SIETE", "OCHO", "NUEVE"]
 
@@ -272,8 +272,8 @@ def bench_invoices(per_doc: int, tally: Tally, tmp: Path) -> dict[str, int] | No
     if not INVOICES.exists():
         return None
     from extraction.pipeline.render import render_document
-    from tests.invoice_answers import correct_invoice_answer
-    from tests.invoice_truth import load_truth
+    from tests.support.invoice_answers import correct_invoice_answer
+    from tests.support.invoice_truth import load_truth
 
     doctype = get_doctype("invoice")
     engine = get_engine("auto")  # production's default: the text layer, and OCR of the text in its images

@@ -22,7 +22,7 @@ several pages is read as one document: all its pages are OCR'd and read together
 page images.
 
 Each sheet is read the production way, without Django: pages rendered (extraction.pipeline.render), OCR by the
-`auto` engine (the PDF text layer; rapidocr for the scan), then for each scripted model (tests/acta_models.py:
+`auto` engine (the PDF text layer; rapidocr for the scan), then for each scripted model (tests/support/acta_models.py:
 one that reads right, five that err as a real model did in the seed study) the validation loop runs through
 extraction.reading.rounds.read_pages -- prompt, messages, the LLM client against the scripted OpenAI-compatible
 server on loopback, the acta rules and the proof rules, feedback, best round kept.
@@ -69,8 +69,8 @@ from sheetgen.generate import generate_acta  # noqa: E402
 from sheetgen.layouts import LAYOUTS, TUNE_LAYOUTS  # noqa: E402
 from sheetgen.sampled import SampledActa, generate_sampled, scan_sampled  # noqa: E402
 from sheetgen.scans import scan_image  # noqa: E402
-from tests.acta_models import ERRING, MODELS, ActaModel, is_all_zero, model_step, wrong_fields  # noqa: E402
-from tests.llm_server import SCRIPTED_MODEL, ScriptedLLMServer  # noqa: E402
+from tests.support.acta_models import ERRING, MODELS, ActaModel, is_all_zero, model_step, wrong_fields  # noqa: E402
+from tests.support.llm_server import SCRIPTED_MODEL, ScriptedLLMServer  # noqa: E402
 
 CACHE = ROOT / "var" / "bench" / "unseen_layouts"
 FIRST_SEED = 5000

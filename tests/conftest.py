@@ -4,10 +4,10 @@ from __future__ import annotations
 
 import pytest
 
-from tests.accounts import PASSWORD
+from tests.support.accounts import PASSWORD
 
 # Fixtures of the scripted LLM server, the real Celery worker, the browser and the URL role matrix's world.
-pytest_plugins = ["tests.llm_server", "tests.worker", "tests.browser", "tests.url_matrix"]
+pytest_plugins = ["tests.support.llm_server", "tests.support.worker", "tests.support.browser", "tests.support.url_matrix"]
 
 @pytest.fixture(autouse=True)
 def fast_password_hasher(settings):

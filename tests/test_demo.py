@@ -18,8 +18,8 @@ from pathlib import Path
 
 import pytest
 
-from tests.faults import free_port, wait_until
-from tests.paths import ROOT
+from tests.support.faults import free_port, wait_until
+from tests.support.paths import ROOT
 
 pytestmark = [pytest.mark.slow]
 

@@ -7,7 +7,7 @@ strip 8 cm wide and a metre long by more than 10. Every distance, gap, height an
 (a word space against a word's height, a slope, a column gutter) is therefore measured on boxes made here, in
 the page's own unit: the pixels of its image (or, while a PDF's text layer is read, its points, one scale
 away). Code that computes with geometry takes `Box`es, never fractions; `extraction/ocr/layout.py` refuses
-anything else, and the invariance tests (tests/unit/test_geometry_invariance.py) fail on any tolerance
+anything else, and the invariance tests (tests/extraction/ocr/test_geometry_invariance.py) fail on any tolerance
 taken in a page fraction.
 
 Every OcrBlock carries the size of its page (`OcrBlock.page_size`), set by the engine that read it or by

@@ -159,7 +159,7 @@ class DetectorSession:
     The detector is not only convolutions: it weighs its channels by averages over the whole image it sees
     (channel attention). On a tile of blank paper those averages make it find text everywhere in the tile (a
     real invoice lost every line so), while a tile with any print in it reads as the whole page does (the
-    test: tests/unit/test_ocr_openvino.py; figures: docs/BENCHMARKS.md). So a tile with nothing printed is not read.
+    test: tests/extraction/ocr/test_openvino.py; figures: docs/BENCHMARKS.md). So a tile with nothing printed is not read.
     """
 
     def __init__(self, path: str, *, threads: int | None, mean: np.ndarray, std: np.ndarray,

@@ -1,0 +1,93 @@
+"""Who may call each API operation, checked on the server: the API's role matrix, as tests/support/url_matrix.py is
+the pages'. A token acts with its user's roles; no token is a 401, a role that may not is a 403."""
+
+from __future__ import annotations
+
+import pytest
+from django.test import Client
+
+from reviewer.api.api import api
+from reviewer.api.services import token_create
+from tests.support.desk_data import flagged_acta
+
+A, R, S = "admin", "reviewer", "supervisor"
+ROLES = ("anonymous", "outsider", A, R, S)
+PROBLEM = "application/problem+json"
+
+# (method, path) -> who may call it, and the JSON body sent (None: no body). A new operation must be added here.
+ALLOWED: dict[tuple[str, str], tuple[set[str], dict | None]] = {
+    ("get", "/api/v1/doctypes"): ({A}, None),
+    ("get", "/api/v1/doctypes/{name}"): ({A}, None),
+    ("post", "/api/v1/batches"): ({A}, None),  # multipart; without files it is a 422 for an admin
+    ("get", "/api/v1/batches/{batch_id}"): ({A, S}, None),
+    ("post", "/api/v1/batches/{batch_id}/rerun"): ({A}, {"scope": "failed"}),
+    ("get", "/api/v1/documents"): ({A, R, S}, None),
+    ("get", "/api/v1/documents/{document_id}"): ({A, R, S}, None),
+    ("get", "/api/v1/documents/{document_id}/pages/{number}/image"): ({A, R, S}, None),
+    ("get", "/api/v1/documents/{document_id}/pages/{number}/annotated"): ({A, R, S}, None),
+    ("post", "/api/v1/documents/{document_id}/claim"): ({A, R}, None),
+    ("post", "/api/v1/documents/{document_id}/release"): ({A, R}, None),
+    ("post", "/api/v1/documents/{document_id}/fields"): ({A, R}, {"field": "acta_id", "value": "1", "version": 0}),
+    ("post", "/api/v1/documents/{document_id}/verify"): ({A, R}, {"version": 0}),
+    ("post", "/api/v1/documents/{document_id}/reject"): ({A, R}, {"version": 0, "reason": ""}),
+}
+
+
+def operations() -> set[tuple[str, str]]:
+    return {(method, path) for path, item in api.get_openapi_schema()["paths"].items() for method in item}
+
+
+def test_every_api_operation_is_in_the_role_matrix():
+    assert operations() == set(ALLOWED), "add new operations to ALLOWED with the roles that may call them"
+
+
+@pytest.fixture
+def api_world(db):
+    acta = flagged_acta(seed=61)
+    return {"batch_id": acta.document.batch_id, "document_id": acta.document.id, "number": 1, "name": "acta"}
+
+
+@pytest.mark.parametrize("role", ROLES)
+def test_every_api_operation_checks_the_role_on_the_server(api_world, users, role):
+    client = Client()
+    headers = {} if role == "anonymous" else {
+        "Authorization": f"Bearer {token_create(user=users[role], name='matrix').secret}"}
+    for (method, path), (allowed, body) in ALLOWED.items():
+        url = path.format(**api_world)
+        if method == "get":
+            response = client.get(url, headers=headers)
+        elif body is None:
+            response = client.post(url, headers=headers)
+        else:
+            response = client.post(url, body, content_type="application/json", headers=headers)
+        if role == "anonymous":
+            assert response.status_code == 401, (path, response.status_code)
+        elif role in allowed:
+            assert response.status_code not in (401, 403, 500), (path, role, response.status_code, response.content)
+        else:
+            assert response.status_code == 403, (path, role, response.status_code)
+        if response.status_code in (401, 403):
+            assert response["Content-Type"] == PROBLEM, path
+
+
+@pytest.mark.parametrize("role", ROLES)
+def test_the_api_docs_are_for_people_signed_in_with_a_role(db, users, role):
+    client = Client()
+    if role != "anonymous":
+        client.force_login(users[role])
+    for url in ("/api/v1/docs", "/api/v1/openapi.json"):
+        response = client.get(url)
+        if role == "anonymous":
+            assert response.status_code == 302 and "/login/" in response["Location"], url
+        elif role == "outsider":
+            assert response.status_code == 403, url
+        else:
+            assert response.status_code == 200, url
+
+
+def test_a_session_alone_does_not_open_the_api(db, users):
+    """The API takes tokens only: a browser signed in to the app is not a caller (no CSRF to forge)."""
+    client = Client()
+    client.force_login(users[A])
+    assert client.get("/api/v1/documents").status_code == 401
+    assert client.post("/api/v1/batches").status_code == 401
