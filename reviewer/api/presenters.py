@@ -1,5 +1,5 @@
 """Rows as the API gives them. The labels, the rules in people's words and the fields they involve are the
-desk's own (reviewer/desk/presenters.py), so the API and the desk say the same thing."""
+desk's own (reviewer/desk/fields.py), so the API and the desk say the same thing."""
 
 from __future__ import annotations
 
@@ -13,7 +13,7 @@ from extraction.models import Batch, DocTypeVersion, Document, Extraction, Round
 from extraction.rules.involved import involved_paths
 from reviewer.desk import selectors
 from reviewer.desk import services as review
-from reviewer.desk.presenters import field_items, in_words
+from reviewer.desk.fields import field_items, in_words
 
 
 def doctype_summary(doctype: DocumentType) -> dict[str, Any]:

@@ -15,7 +15,8 @@ from reviewer.audit.views import AUDIT_ROLES
 from reviewer.batches.views import get_batch
 from reviewer.confidence.views import WIDTHS, interval_width
 from reviewer.desk import selectors
-from reviewer.desk.presenters import field_items, labels_for, stage_context
+from reviewer.desk.fields import field_items, labels_for
+from reviewer.desk.presenters import stage_context
 from reviewer.figures import rate_with_interval
 from reviewer.models import FieldAuditItem, FieldAuditSample
 

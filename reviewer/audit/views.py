@@ -18,7 +18,7 @@ from reviewer.audit import services as audit_service
 from reviewer.audit.selectors import audit_summary
 from reviewer.batches.views import get_batch
 from reviewer.desk import selectors
-from reviewer.desk.presenters import field_items, labels_for
+from reviewer.desk.fields import field_items, labels_for
 from reviewer.models import AuditItem, AuditSample, FieldAuditItem
 from reviewer.roles import ADMIN, SUPERVISOR
 

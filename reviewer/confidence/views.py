@@ -24,7 +24,7 @@ from reviewer.confidence.calibration import (
     threshold_curve_estimate,
 )
 from reviewer.confidence.services import NotEnoughLabels, confidence_model_save, confidence_refit
-from reviewer.desk.presenters import labels_for
+from reviewer.desk.fields import labels_for
 from reviewer.figures import rate_with_interval
 from reviewer.roles import ADMIN, SUPERVISOR
 

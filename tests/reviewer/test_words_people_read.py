@@ -12,7 +12,7 @@ from django.urls import reverse
 from extraction.models import Document, Extraction, FieldValue, ReviewEvent, Round, Violation
 from extraction.pipeline.rerun import batch_rerun
 from reviewer.audit import field_audit
-from reviewer.desk.presenters import labels_for
+from reviewer.desk.fields import labels_for
 from reviewer.desk.selectors import rule_label
 from tests.support.dashboard_data import make_batch, make_doc
 

@@ -310,7 +310,7 @@ def _every_cell_that_reads_otherwise(edited, path: str) -> set[str]:
     from django.template import Context
 
     from reviewer.desk.cells import cell_html
-    from reviewer.desk.presenters import field_items
+    from reviewer.desk.fields import field_items
 
     def html(item: dict) -> str:
         return cell_html(item, context=Context(), desk_url="/d/", edit_url="/e/", can_edit=True, oob=False)

@@ -27,7 +27,7 @@ from extraction.pipeline.ingest import IncomingFile, batch_create_from_files
 from extraction.pipeline.process import document_process
 from reviewer.audit.services import audit_sample_draw, sample_request
 from reviewer.desk import services as review
-from reviewer.desk.presenters import fid
+from reviewer.desk.fields import fid
 from sheetgen.generate import generate_acta, spell_digits
 from sheetgen.sampled import generate_sampled
 from tests.support.acta_answers import correct_answer, data_section, set_count
