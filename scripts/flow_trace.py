@@ -8,7 +8,7 @@ and can be edited), read by the pdf-text engine, goes through three flows:
                    worker runs: CELERY_TASK_ALWAYS_EAGER); then a reviewer GETs the document's desk page
   extraction_run   the part of the flow above inside extraction_run (the validation loop and its writes)
   desk edit        the reviewer POSTs one field edit on the desk (as htmx does), which re-runs the rules
-The reader is a scripted model on a loopback server (tests/llm_server.py, tests/acta_models.py's "right" model:
+The reader is a scripted model on a loopback server (tests/support/llm_server.py, tests/support/acta_models.py's "right" model:
 prompt, rounds, feedback), else (--offline, or those cannot be imported) the acta's template reader; the first line
 printed names it. An untraced first pass imports every module and fills every cache; the second pass is traced.
 
@@ -134,8 +134,8 @@ def setup(tmp: Path, offline: bool):
     if not offline:
         try:
             from sheetgen.generate import generate_acta
-            from tests.acta_models import ActaModel
-            from tests.llm_server import ScriptedLLMServer
+            from tests.support.acta_models import ActaModel
+            from tests.support.llm_server import ScriptedLLMServer
 
             printed = generate_acta(seed=SAMPLE_SEED, errors=SAMPLE_ERRORS).printed
             server = ScriptedLLMServer().start()
