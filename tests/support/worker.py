@@ -84,8 +84,10 @@ def worker_env(django_db_setup, tmp_path_factory):
     return env
 
 
-@pytest.fixture(scope="session")
+@pytest.fixture(scope="module")
 def celery_worker_process(worker_env, tmp_path_factory):
+    """One worker for the tests of a module, stopped after them: a worker left running would take the
+    messages of later tests that start workers of their own, whatever order the files run in."""
     from reviewer.celery import app
 
     app.control.purge()

@@ -2,7 +2,7 @@
 and hanging model endpoints, the broker down at upload, Redis restarted mid-batch. Each ends with every
 document final (0 lost) and processed by exactly one run (0 twice).
 
-These run before tests/extraction/pipeline/test_worker.py starts its session worker (file order), so no other worker competes.
+No other worker competes: the one tests/extraction/pipeline/test_worker.py starts lives only while its tests run.
 """
 
 from __future__ import annotations
