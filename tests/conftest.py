@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from tests.support.accounts import PASSWORD
+from tests.support.accounts import make_users
 
 # Fixtures of the scripted LLM server, the real Celery worker, the browser and the URL role matrix's world.
 pytest_plugins = ["tests.support.llm_server", "tests.support.worker", "tests.support.browser", "tests.support.url_matrix"]
@@ -17,15 +17,7 @@ def fast_password_hasher(settings):
 
 @pytest.fixture
 def users(db):
-    from django.contrib.auth.models import Group, User
-
-    made = {}
-    for role in ("admin", "reviewer", "supervisor", "outsider"):
-        user = User.objects.create_user(username=role, password=PASSWORD)
-        if role != "outsider":
-            user.groups.add(Group.objects.get_or_create(name=role)[0])  # flushed by transactional tests
-        made[role] = user
-    return made
+    return make_users()
 
 
 @pytest.fixture

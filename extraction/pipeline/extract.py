@@ -16,20 +16,15 @@ from django.utils import timezone
 
 from extraction.confidence.services import fieldconfidence_save, suspicious_pass_check
 from extraction.doctypes.selectors import batch_doctype
-from extraction.llm.client import LlmClient
 from extraction.llm.config import LlmConfig, llm_config_from_env
-from extraction.llm.images import redact_images
 from extraction.models import Block, Document, Extraction, FieldValue, Page, Round, Violation
 from extraction.ocr.blocks import BBox, BlockType, OcrBlock, OcrPage
 from extraction.ocr.geometry import PageSize
 from extraction.pipeline.lease import ClaimLost, Lease
 from extraction.pipeline.transitions import document_transition
 from extraction.proofs.resolve import resolve_proofs
-from extraction.reading.context import reading_context
-from extraction.reading.loop import Attempt, RoundOutcome, run_validation_loop
-from extraction.reading.prompt import render_prompt
-from extraction.reading.rounds import round_extractor, round_images
-from extraction.reading.validation import make_validator
+from extraction.reading.loop import Attempt, RoundOutcome
+from extraction.reading.rounds import read_pages
 from extraction.rules.answers import iter_fields
 from extraction.rules.violations import RuleContext
 from extraction.states import Status, StopReason
@@ -128,8 +123,6 @@ def extraction_run(*, document: Document, options: dict | None = None, lease: Le
     options = {**(batch.settings or {}), **(options or {})}
     doctype = batch_doctype(batch=batch, version=options.get("doctype_version"))
     pages = ocr_pages_of(document=document)
-    prompt = render_prompt(pages)
-    blocks = [b for p in pages for b in p.blocks]
     if doctype.page_truth is not None:
         _record_truth(document=document, doctype=doctype)
 
@@ -140,10 +133,6 @@ def extraction_run(*, document: Document, options: dict | None = None, lease: Le
              error_message=f"The document type '{doctype.label}' needs an LLM: set LLM_BASE_URL and LLM_MODEL, "
                            "then retry.")
         return Status.FAILED.value
-    # A model that reads only the page images cites no OCR ids: its proofs cannot be checked.
-    ctx = reading_context(doctype=doctype, input_mode=config.input_mode if config else "ocr", prompt=prompt,
-                          blocks=blocks)
-    text_input = ctx.prompt is not None
 
     reader = Extraction.Reader.LLM if config else Extraction.Reader.TEMPLATE
     extraction = Extraction.objects.create(
@@ -158,44 +147,19 @@ def extraction_run(*, document: Document, options: dict | None = None, lease: Le
         lease.extraction_id = extraction.pk
     recorder = _RoundRecorder(extraction, lease)
 
-    if config is None:
-        def extract(attempt: Attempt) -> dict:
-            recorder.record_request({"reader": "template", "pages": len(pages)})
-            return doctype.parse_answer(doctype.offline_reader(pages=pages, prompt=prompt))
+    def on_reply(reply: Any) -> None:
+        recorder.reply = reply
 
-        validate = make_validator(doctype, ctx)
-        # The offline reader gives the same answer every time: one round is all it can do.
-        result = run_validation_loop(extract, validate, 1, observer=recorder)
-    else:
-        client = LlmClient(config, deadline=time.monotonic() + config.document_timeout_s)
-        if lease is not None:
-            lease.on_lost(client.abort)  # a call in flight for a document taken back stops at once
-        judge = client.judge if doctype.rubric else None
-        validate = make_validator(doctype, ctx, judge=judge)
-        if config.input_mode == "text":
-            images = _no_images
-        else:
-            images = round_images(pages=_page_images(document=document, doctype=doctype), ctx=ctx,
-                                  max_side=config.image_max_side)
-
-        def on_reply(reply: Any) -> None:
-            recorder.reply = reply
-
-        extract = round_extractor(
-            client=client, doctype=doctype, prompt_text=prompt.text if text_input else None, images=images,
-            on_request=lambda messages: recorder.record_request(redact_images(messages)), on_reply=on_reply)
-        try:
-            result = run_validation_loop(extract, validate, max_rounds, observer=recorder)
-        finally:
-            client.close()
-
+    reading = read_pages(
+        pages=pages, doctype=doctype, config=config, max_rounds=max_rounds, judge=True,
+        page_images=_page_images(document=document) if config and config.input_mode != "text" else None,
+        deadline=time.monotonic() + config.document_timeout_s if config else None,
+        observer=recorder, on_request=recorder.record_request, on_reply=on_reply,
+        # a call in flight for a document taken back stops at once
+        on_client=(lambda client: lease.on_lost(client.abort)) if lease is not None else None)
     if lease is not None:
         lease.check()
-    return _finish(document=document, extraction=extraction, result=result, ctx=ctx, claim=claim)
-
-
-def _no_images(attempt: Attempt) -> list[str]:
-    return []
+    return _finish(document=document, extraction=extraction, result=reading.result, ctx=reading.ctx, claim=claim)
 
 
 def _end(*, document_id: int, to: Status, claim: int | None, error_code: str | None = None,
@@ -275,8 +239,8 @@ def violations_save(*, extraction: Extraction, violations, settled: frozenset = 
     ])
 
 
-def _page_images(*, document: Document, doctype) -> dict[int, Any]:
-    """Every page image in memory, as the model may see it (the type's `prepare_image`, e.g. a QR masked)."""
+def _page_images(*, document: Document) -> dict[int, Any]:
+    """Every page image in memory (the reading applies the type's `prepare_image`, e.g. a QR masked)."""
     from PIL import Image
 
     from extraction.pipeline.storage import local_path
@@ -286,7 +250,7 @@ def _page_images(*, document: Document, doctype) -> dict[int, Any]:
         with local_path(page.image.name) as path:
             image = Image.open(path)
             image.load()
-            images[page.number] = doctype.prepare_image(image) if doctype.prepare_image else image
+            images[page.number] = image
     return images
 
 

@@ -1,25 +1,24 @@
-"""Reading a document with an LLM through the validation loop (pure: no Django).
+"""Reading a document through the validation loop (pure: no Django).
 
-`round_extractor` is the `extract` of one document for the loop, used by the pipeline
-(extraction/pipeline/extract.py) and by `read_pages`, which benchmarks and scripts call to run the
-production reading path on documents that never enter the database. Round 1 asks for the whole answer;
-from round 2 the model returns a patch of the fields the broken rules involve (extraction/reading/patches.py),
-checked against the type's schema once merged, and in vision and hybrid modes it sees crops of the page
-around those fields' proofs instead of whole pages (`proof_crops`).
+`read_pages` is the reading's one entry point: the pipeline (extraction/pipeline/extract.py) hands it a
+document's pages and records what it sees through its hooks; benchmarks and scripts call it on documents
+that never enter the database. `round_extractor` is its `extract` for a model: round 1 asks for the whole
+answer; from round 2 the model returns a patch of the fields the broken rules involve
+(extraction/reading/patches.py), checked against the type's schema once merged, and in vision and hybrid
+modes it sees crops of the page around those fields' proofs instead of whole pages (`proof_crops`).
 """
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass
-from pathlib import Path
 from typing import Any
 
 from extraction.doctypes.base import DocumentType
 from extraction.llm.client import LlmClient
 from extraction.llm.config import LlmConfig
 from extraction.llm.errors import LlmBadAnswer
-from extraction.llm.images import crop_to_data_url, image_to_data_url
+from extraction.llm.images import crop_to_data_url, image_to_data_url, redact_images
 from extraction.ocr.blocks import BBox, OcrPage
 from extraction.ocr.tagged_text import PromptDocument
 from extraction.proofs.resolve import resolve_path
@@ -138,23 +137,49 @@ class Reading:
     ctx: RuleContext  # what the rules read besides the answer (reading_context)
 
 
-def read_pages(*, pages: list[OcrPage], doctype: DocumentType, config: LlmConfig, max_rounds: int = 3,
-               page_images: dict[int, Path] | None = None, observer: LoopObserver | None = None,
-               on_request: Callable[[list[dict[str, Any]]], None] | None = None,
-               on_reply: Callable[[Any], None] | None = None) -> Reading:
-    """Run the validation loop over these pages with the model of `config`. Vision and hybrid input need
-    `page_images` (page number -> image file); the proofs are checked only when the model read the text."""
+def read_pages(*, pages: list[OcrPage], doctype: DocumentType, config: LlmConfig | None, max_rounds: int = 3,
+               page_images: Mapping[int, Any] | None = None, judge: bool = False, deadline: float | None = None,
+               observer: LoopObserver | None = None,
+               on_request: Callable[[Any], None] | None = None,
+               on_reply: Callable[[Any], None] | None = None,
+               on_client: Callable[[LlmClient], None] | None = None) -> Reading:
+    """The reading's one entry point: these pages through the validation loop, read by the model of `config`,
+    or (`config` None) by the type's own offline reader in one round (it gives the same answer every time).
+
+    Vision and hybrid input need `page_images` (page number -> image or its path; the type's `prepare_image` is
+    applied here); the proofs are checked only when the model read the text. `judge`: ask the type's rubric
+    through the model once every rule passes. `deadline` (time.monotonic()) bounds the whole reading;
+    `on_client` sees the client before its first call (the pipeline aborts it when its claim is lost);
+    `on_request` sees each request, its images redacted, and `on_reply` each reply."""
+    if config is None:
+        if doctype.offline_reader is None:
+            raise ValueError(f"the document type {doctype.name!r} needs an LLM")
+        ctx = reading_context(doctype=doctype, input_mode="ocr", pages=pages)
+
+        def offline(attempt: Attempt) -> dict[str, Any]:
+            if on_request is not None:
+                on_request({"reader": "template", "pages": len(pages)})
+            return doctype.parse_answer(doctype.offline_reader(pages=pages, prompt=ctx.page_prompt))
+
+        validate = make_validator(doctype, ctx)
+        result = run_validation_loop(offline, validate, 1, observer=observer)
+        return Reading(result=result, prompt=ctx.page_prompt, validate=validate, ctx=ctx)
+
     if config.input_mode != "text" and not page_images:
         raise ValueError(f"{config.input_mode} input needs the page images")
     ctx = reading_context(doctype=doctype, input_mode=config.input_mode, pages=pages)
     prompt = ctx.page_prompt
-    validate = make_validator(doctype, ctx)
-    shown = {n: doctype.prepare_image(path) if doctype.prepare_image else path for n, path in (page_images or {}).items()}
+    client = LlmClient(config, deadline=deadline)
+    if on_client is not None:
+        on_client(client)
+    validate = make_validator(doctype, ctx, judge=client.judge if judge and doctype.rubric else None)
+    shown = {n: doctype.prepare_image(image) if doctype.prepare_image else image
+             for n, image in (page_images or {}).items()}
     images = (round_images(pages=shown, ctx=ctx, max_side=config.image_max_side)
               if config.input_mode != "text" else (lambda attempt: []))
-    client = LlmClient(config)
     extract = round_extractor(client=client, doctype=doctype, prompt_text=prompt.text if ctx.prompt else None,
-                              images=images, on_request=on_request, on_reply=on_reply)
+                              images=images, on_request=None if on_request is None else
+                              (lambda messages: on_request(redact_images(messages))), on_reply=on_reply)
     try:
         result = run_validation_loop(extract, validate, max_rounds, observer=observer)
     finally:

@@ -12,6 +12,9 @@ a new page cannot be forgotten silently.
 
 from __future__ import annotations
 
+import fcntl
+import json
+import os
 from collections.abc import Callable
 from dataclasses import dataclass, field
 
@@ -20,7 +23,7 @@ import pytest
 from tests.support.desk_browser import login
 from tests.support.url_matrix import POST_ONLY
 
-pytestmark = [pytest.mark.browser, pytest.mark.django_db(transaction=True)]
+pytestmark = [pytest.mark.browser, pytest.mark.slow, pytest.mark.django_db(transaction=True)]
 
 TAGS = ["wcag2a", "wcag2aa", "wcag21a", "wcag21aa"]
 BLOCKING = ("serious", "critical")
@@ -216,7 +219,7 @@ def _walk(request) -> None:
             context.route(base + STORAGE_UNAVAILABLE,
                           lambda route: route.fulfill(status=503, content_type="text/html", body=unavailable))
             page = context.new_page()
-            page.set_default_timeout(15_000)
+            page.set_default_timeout(60_000)  # a bound on a hang, not a speed target: parallel runs share the CPU
             try:
                 if role != ANON:
                     login(page, base, role)
@@ -236,14 +239,26 @@ def _walk(request) -> None:
 
 
 @pytest.fixture
-def walked(request) -> dict:
-    """What axe found on every page (the first test to ask walks them all)."""
+def walked(request, tmp_path_factory) -> dict:
+    """What axe found on every page (the first test to ask walks them all; under pytest-xdist the first worker
+    to ask walks them and the others read what it wrote, so a run walks the pages once)."""
     if not _WALKED:
-        try:
-            _walk(request)
-        except Exception as err:
-            _WALKED["error"] = {"error": repr(err)}
-            raise
+        shared = tmp_path_factory.getbasetemp()
+        if os.environ.get("PYTEST_XDIST_WORKER"):
+            shared = shared.parent  # the run's folder, above each worker's
+        with open(shared / "accessibility_walk.lock", "w") as lock:
+            fcntl.flock(lock, fcntl.LOCK_EX)
+            found = shared / "accessibility_walk.json"
+            if found.exists():
+                _WALKED.update(json.loads(found.read_text()))
+            else:
+                try:
+                    _walk(request)
+                except Exception as err:
+                    _WALKED["error"] = {"error": repr(err)}
+                    raise
+                finally:
+                    found.write_text(json.dumps(_WALKED))
     if "error" in _WALKED:
         pytest.fail(f"the walk of the pages failed: {_WALKED['error']['error']}")
     return _WALKED

@@ -18,6 +18,17 @@ from sheetgen.generate import generate_acta
 from tests.support.url_matrix import ALLOWED, HOSTILE, POST_ONLY, PUBLIC, ROLES, A, R, S, url_for, url_names
 
 
+# These tests read the world and write only inside their own transaction: it is built once for the module.
+@pytest.fixture
+def users(world_kept, db):
+    return world_kept["users"]
+
+
+@pytest.fixture
+def world(world_kept, db):
+    return {key: value for key, value in world_kept.items() if key != "users"}
+
+
 def test_every_url_is_in_the_role_matrix():
     names = {name for name, _ in url_names()}
     assert names - PUBLIC == set(ALLOWED), "add new URLs to ALLOWED with the roles that may use them"

@@ -16,6 +16,7 @@ from reviewer.webhooks.models import Endpoint
 from reviewer.webhooks.services import document_data, event_record
 from reviewer.webhooks.signing import new_secret
 from sheetgen.generate import generate_acta
+from tests.support.accounts import make_users
 
 A, R, S = "admin", "reviewer", "supervisor"
 ROLES = ("anonymous", "outsider", A, R, S)
@@ -62,6 +63,36 @@ def url_names(patterns=None, prefix=""):
 @pytest.fixture
 def world(db, users, tmp_path):
     """A processed acta (passed) and a flagged one, with hostile text in the OCR, answer and rules."""
+    return build_world(users=users, directory=tmp_path)
+
+
+@pytest.fixture(scope="module")
+def world_kept(django_db_setup, django_db_blocker, tmp_path_factory):
+    """The world and its users built once for the tests of a module, as Django's TestCase.setUpTestData does: it
+    stays inside a transaction that is rolled back after the module, and each test's own (the `db` fixture's,
+    a savepoint within it) rolls back what the test wrote. Only for tests that are not transactional."""
+    from django.db import transaction
+    from django.test import override_settings
+
+    with django_db_blocker.unblock():
+        kept = transaction.atomic()
+        kept.__enter__()
+        try:
+            with override_settings(PASSWORD_HASHERS=["django.contrib.auth.hashers.MD5PasswordHasher"]):
+                users = make_users()
+            built = {**build_world(users=users, directory=tmp_path_factory.mktemp("world")), "users": users}
+        except BaseException:
+            transaction.set_rollback(True)
+            kept.__exit__(None, None, None)
+            raise
+    yield built
+    with django_db_blocker.unblock():
+        transaction.set_rollback(True)
+        kept.__exit__(None, None, None)
+
+
+def build_world(*, users: dict, directory) -> dict:
+    tmp_path = directory
     paths = []
     for seed, errors in ((71, []), (72, ["sum_mismatch"])):
         path = tmp_path / f"acta-{seed}.pdf"
