@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from pathlib import Path
+
 import pytest
 from django.urls import get_resolver, reverse
 
@@ -91,14 +93,14 @@ def world_kept(django_db_setup, django_db_blocker, tmp_path_factory):
         kept.__exit__(None, None, None)
 
 
-def build_world(*, users: dict, directory) -> dict:
-    tmp_path = directory
+def build_world(*, users: dict, directory: Path) -> dict:
+    """The world, its files written in `directory`."""
     paths = []
     for seed, errors in ((71, []), (72, ["sum_mismatch"])):
-        path = tmp_path / f"acta-{seed}.pdf"
+        path = directory / f"acta-{seed}.pdf"
         path.write_bytes(generate_acta(seed=seed, errors=errors).pdf_bytes)
         paths.append(path)
-    hostile_name = tmp_path / "x.pdf"
+    hostile_name = directory / "x.pdf"
     hostile_name.write_bytes(generate_acta(seed=73).pdf_bytes)
     batch = batch_create_from_files(name=f"batch {HOSTILE}", doctype="acta", ocr_engine="pdf-text",
                                     files=[IncomingFile(p.name, p) for p in paths]
