@@ -151,24 +151,22 @@ def read_pages(*, pages: list[OcrPage], doctype: DocumentType, config: LlmConfig
     through the model once every rule passes. `deadline` (time.monotonic()) bounds the whole reading;
     `on_client` sees the client before its first call (the pipeline aborts it when its claim is lost);
     `on_request` sees each request, its images redacted, and `on_reply` each reply."""
+    if config is None and doctype.offline_reader is None:
+        raise ValueError(f"the document type {doctype.name!r} needs an LLM")
+    if config is not None and config.input_mode != "text" and not page_images:
+        raise ValueError(f"{config.input_mode} input needs the page images")
+    ctx = reading_context(doctype=doctype, input_mode=config.input_mode if config else "ocr", pages=pages)
+    prompt = ctx.page_prompt
     if config is None:
-        if doctype.offline_reader is None:
-            raise ValueError(f"the document type {doctype.name!r} needs an LLM")
-        ctx = reading_context(doctype=doctype, input_mode="ocr", pages=pages)
-
         def offline(attempt: Attempt) -> dict[str, Any]:
             if on_request is not None:
                 on_request({"reader": "template", "pages": len(pages)})
-            return doctype.parse_answer(doctype.offline_reader(pages=pages, prompt=ctx.page_prompt))
+            return doctype.parse_answer(doctype.offline_reader(pages=pages, prompt=prompt))
 
         validate = make_validator(doctype, ctx)
         result = run_validation_loop(offline, validate, 1, observer=observer)
-        return Reading(result=result, prompt=ctx.page_prompt, validate=validate, ctx=ctx)
+        return Reading(result=result, prompt=prompt, validate=validate, ctx=ctx)
 
-    if config.input_mode != "text" and not page_images:
-        raise ValueError(f"{config.input_mode} input needs the page images")
-    ctx = reading_context(doctype=doctype, input_mode=config.input_mode, pages=pages)
-    prompt = ctx.page_prompt
     client = LlmClient(config, deadline=deadline)
     if on_client is not None:
         on_client(client)

@@ -79,18 +79,16 @@ def world_kept(django_db_setup, django_db_blocker, tmp_path_factory):
     with django_db_blocker.unblock():
         kept = transaction.atomic()
         kept.__enter__()
-        try:
-            with override_settings(PASSWORD_HASHERS=["django.contrib.auth.hashers.MD5PasswordHasher"]):
-                users = make_users()
+    try:
+        with django_db_blocker.unblock(), \
+                override_settings(PASSWORD_HASHERS=["django.contrib.auth.hashers.MD5PasswordHasher"]):
+            users = make_users()
             built = {**build_world(users=users, directory=tmp_path_factory.mktemp("world")), "users": users}
-        except BaseException:
+        yield built
+    finally:
+        with django_db_blocker.unblock():
             transaction.set_rollback(True)
             kept.__exit__(None, None, None)
-            raise
-    yield built
-    with django_db_blocker.unblock():
-        transaction.set_rollback(True)
-        kept.__exit__(None, None, None)
 
 
 def build_world(*, users: dict, directory: Path) -> dict:

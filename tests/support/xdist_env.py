@@ -10,8 +10,9 @@ import os
 _worker = os.environ.get("PYTEST_XDIST_WORKER")  # set by xdist before a worker reads its configuration
 if _worker:
     if not os.environ.get("PROOFDESK_VAR_DIR"):  # run bare (not through scripts/test.sh): one folder per run
-        _root = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
-        os.environ["PROOFDESK_VAR_DIR"] = os.path.join(_root, "var", "test", os.environ["PYTEST_XDIST_TESTRUNUID"])
+        from tests.support.paths import ROOT
+
+        os.environ["PROOFDESK_VAR_DIR"] = str(ROOT / "var" / "test" / os.environ["PYTEST_XDIST_TESTRUNUID"])
     for _name in ("PROOFDESK_VAR_DIR", "MEDIA_ROOT"):
         if os.environ.get(_name):
             os.environ[_name] = os.path.join(os.environ[_name], _worker)
