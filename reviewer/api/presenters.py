@@ -17,9 +17,15 @@ from reviewer.desk.fields import field_items, in_words
 
 
 def doctype_summary(doctype: DocumentType) -> dict[str, Any]:
-    defined = doctype.version is not None
-    return {"name": doctype.name, "label": doctype.label, "source": "defined" if defined else "coded",
-            "version": doctype.version}
+    return {"name": doctype.name, "label": doctype.label, "source": doctype_source(doctype), "version": doctype.version}
+
+
+def doctype_source(doctype: DocumentType) -> str:
+    """Where a type comes from, in the Types page's words: written in code, a definition shipped with the
+    project, or defined in the app (only these have versions)."""
+    if doctype.version is not None:
+        return "defined"
+    return "shipped" if doctype.definition is not None else "code"
 
 
 def doctype_detail(doctype: DocumentType, versions: list[DocTypeVersion]) -> dict[str, Any]:

@@ -44,7 +44,9 @@ class DocTypeVersionOut(Schema):
 class DocTypeSummary(Schema):
     name: str
     label: str
-    source: Literal["coded", "defined"] = Field(description="In the code (or shipped with it), or defined in the app.")
+    source: Literal["code", "shipped", "defined"] = Field(
+        description="Where the type comes from: written in code, a definition shipped with Proofdesk, or defined in "
+                    "the app by an admin (only these have versions).")
     version: int | None = Field(None, description="The newest saved version of a type defined in the app.")
 
 

@@ -2,6 +2,7 @@ from django import forms
 
 from extraction.doctypes.selectors import doctype_choices
 from extraction.ocr.registry import ENGINE_CHOICES
+from extraction.pipeline.readable import doctype_needs_llm
 
 
 class MultipleFileInput(forms.ClearableFileInput):
@@ -33,3 +34,10 @@ class UploadForm(forms.Form):
         required=False,
     )
     files = MultipleFileField(help_text="PDF, PNG, JPEG, TIFF or WebP files, or a zip of them.")
+
+    def clean_doctype(self) -> str:
+        # refused before any file is kept: a batch that can only fail is no use, and the admin learns why now
+        name = self.cleaned_data["doctype"]
+        if reason := doctype_needs_llm(name=name):
+            raise forms.ValidationError(reason, code="needs_llm")
+        return name

@@ -13,6 +13,7 @@ from django_htmx.http import HTMX_STOP_POLLING
 
 from extraction.models import Batch
 from extraction.pipeline.ingest import NAME_MAX_BYTES, IncomingFile, batch_create_from_files, clean_filename
+from extraction.pipeline.readable import doctypes_needing_llm
 from reviewer.access import has_role, role_required
 from reviewer.batches.deletion import DeletionError
 from reviewer.batches.deletion import batch_delete as batch_delete_service
@@ -70,7 +71,7 @@ def batch_upload(request: HttpRequest) -> HttpResponse:
             return redirect("batch_detail", batch_id=batch.id)
     else:
         form = UploadForm()
-    return render(request, "batches/upload.html", {"form": form})
+    return render(request, "batches/upload.html", {"form": form, "needs_llm": doctypes_needing_llm()})
 
 
 def bad_request(request: HttpRequest, exception: Exception) -> HttpResponse:
@@ -85,6 +86,7 @@ def bad_request(request: HttpRequest, exception: Exception) -> HttpResponse:
             reason = f"{exception} Upload the batch again."
         return render(request, "batches/upload.html", {
             "form": UploadForm(), "upload_error": f"The upload could not be read, so nothing was uploaded: {reason}",
+            "needs_llm": doctypes_needing_llm(),
         }, status=400)
     return defaults.bad_request(request, exception)
 

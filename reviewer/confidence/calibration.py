@@ -44,30 +44,34 @@ def calibration_summary(*, doctype: str, width: float = 0.1) -> dict[str, Any]:
 
 
 def threshold_curve_estimate(*, doctype: str, thresholds: tuple[float, ...] = THRESHOLDS) -> list[dict[str, Any]]:
-    """For the type's passed documents (their current extraction): per threshold, how many would go to review
-    and how many false passes are expected among those left, each document counting the chance that any of
-    its fields is wrong (1 - the product of its fields' confidences)."""
+    """For the type's passed documents (their current extraction): per threshold, how many would go to review,
+    what the review load becomes, and how many wrong passes the confidence model expects among those left that
+    nobody has checked, each document counting the chance that any of its fields is wrong (1 - the product of
+    its fields' confidences). A pass a supervisor's audit found right is known right, so it counts for none."""
     latest = latest_extractions(doctype)
     passed = set(Document.objects.filter(id__in=latest, status=Status.PASSED.value).values_list("id", flat=True))
-    ext_ids = [latest[d] for d in passed]
+    checked = set(AuditItem.objects.filter(document_id__in=passed, verdict=AuditItem.Verdict.AGREE)
+                  .values_list("document_id", flat=True))
+    document_of = {latest[d]: d for d in passed}
     scores: dict[int, list[float]] = defaultdict(list)
     for extraction_id, confidence in FieldValue.objects.filter(
-            extraction_id__in=ext_ids, field_confidence__isnull=False).values_list("extraction_id", "field_confidence"):
+            extraction_id__in=document_of, field_confidence__isnull=False).values_list("extraction_id", "field_confidence"):
         scores[extraction_id].append(confidence)
     flagged = Document.objects.filter(id__in=latest, status=Status.FLAGGED.value).count()
-    docs = []
-    for values in scores.values():
+    docs = []  # (least sure field, chance that a field is wrong or None when a person found it right)
+    for extraction_id, values in scores.items():
         p_right = 1.0
         for v in values:
             p_right *= v
-        docs.append((min(values), 1.0 - p_right))
+        docs.append((min(values), None if document_of[extraction_id] in checked else 1.0 - p_right))
     out = []
     for t in thresholds:
         routed = [d for d in docs if d[0] < t]
-        left = [d for d in docs if d[0] >= t]
+        left = [p for low, p in docs if low >= t and p is not None]
         out.append({"threshold": t, "routed": len(routed), "passed": len(docs), "flagged": flagged,
+                    "load": flagged + len(routed),
                     "added_load": len(routed) / flagged if flagged else None,
-                    "false_passes_left": sum(p for _, p in left)})
+                    "unchecked_left": len(left), "false_passes_left": sum(left)})
     return out
 
 

@@ -186,3 +186,20 @@ def test_the_textract_input_is_offered_behind_a_summary_on_failed_or_flagged_row
     broken = row(failed)
     assert broken.index("<details") < broken.index("<summary>") < broken.index('name="textract_json"') \
         < broken.index("</details>")
+
+
+def _text(html: str) -> str:
+    """What a person reads: the page without its tags (so without addresses and attributes)."""
+    return re.sub(r"<[^>]+>", " ", html)
+
+
+def test_the_dashboard_and_the_history_name_broken_rules_in_words_and_never_by_their_codes(client_as):
+    batch = make_batch("coded")
+    doc = make_doc(batch, status="flagged", rounds=[["sum_valid_votes", "valid_plus_null_total"]])
+    client = client_as("admin")
+    dashboard = client.get(reverse("batch_dashboard", args=[batch.id])).content.decode()
+    history = client.get(reverse("desk_history", args=[doc.id])).content.decode()
+    for code in ("sum_valid_votes", "valid_plus_null_total"):
+        assert rule_label(code) in dashboard and rule_label(code) in history
+        assert code not in _text(dashboard) and code not in _text(history)
+    assert "rule=sum_valid_votes" in dashboard  # the queue's filter still takes the code

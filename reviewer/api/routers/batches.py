@@ -40,7 +40,7 @@ def _fingerprint(fields: dict, files: list[tuple[str, str]]) -> str:
 
 
 @router.post("", auth=Roles(ADMIN), url_name="batch_create",
-             response={201: BatchOut, 200: BatchOut, 409: Problem, **PROBLEMS})
+             summary="Upload a batch", response={201: BatchOut, 200: BatchOut, 409: Problem, **PROBLEMS})
 def batch_create(request: HttpRequest, response: HttpResponse, data: Form[BatchIn],
                  files: File[list[UploadedFile]],
                  idempotency_key: str | None = Header(None, alias="Idempotency-Key",
@@ -89,7 +89,7 @@ def batch_create(request: HttpRequest, response: HttpResponse, data: Form[BatchI
 
 
 @router.get("/{batch_id}", auth=Roles(ADMIN, SUPERVISOR), url_name="batch_detail",
-            response={200: BatchOut, **PROBLEMS})
+            summary="Get a batch's progress", response={200: BatchOut, **PROBLEMS})
 def batch_detail(request: HttpRequest, batch_id: int):
     """A batch and its progress: documents by state."""
     return batch_out(get_object_or_404(Batch, pk=batch_id, trial=False))
@@ -109,7 +109,7 @@ def _rerun_field(data: RerunIn) -> str | None:
 
 
 @router.post("/{batch_id}/rerun", auth=Roles(ADMIN), url_name="batch_rerun",
-             response={200: RerunOut, **PROBLEMS})
+             summary="Re-run a batch's documents", response={200: RerunOut, **PROBLEMS})
 def batch_rerun(request: HttpRequest, batch_id: int, data: RerunIn):
     """Read the scope's documents again with other settings, as new runs (earlier ones are kept)."""
     batch = get_object_or_404(Batch, pk=batch_id, trial=False)

@@ -19,7 +19,7 @@ router = Router(tags=["document types"])
 
 
 @router.get("", auth=Roles(ADMIN), url_name="doctype_list",
-            response={200: list[DocTypeSummary], **PROBLEMS})
+            summary="List document types", response={200: list[DocTypeSummary], **PROBLEMS})
 def doctype_list(request: HttpRequest):
     defined = [{"name": v.name, "label": v.label, "source": "defined", "version": v.version}
                for v in doctype_latest_versions()]
@@ -27,7 +27,7 @@ def doctype_list(request: HttpRequest):
 
 
 @router.get("/{name}", auth=Roles(ADMIN), url_name="doctype_detail",
-            response={200: DocTypeOut, **PROBLEMS})
+            summary="Get a document type", response={200: DocTypeOut, **PROBLEMS})
 def doctype_detail_get(request: HttpRequest, name: str, version: int | None = None):
     """A type (a defined one at `version`, the newest by default) with its fields and their labels."""
     try:

@@ -59,7 +59,7 @@ def get_document(document_id: int) -> Document:
 
 
 @router.get("", auth=Roles(*DESK_ROLES), url_name="document_list",
-            response={200: DocumentPage, **PROBLEMS})
+            summary="List documents", response={200: DocumentPage, **PROBLEMS})
 def document_list(request: HttpRequest, filters: Query[DocumentFilters]):
     """Documents in a stable order, `limit` at a time; follow `next_cursor` until it is null."""
     after = cursor_decode(filters.cursor) if filters.cursor else None
@@ -75,7 +75,7 @@ def document_list(request: HttpRequest, filters: Query[DocumentFilters]):
 
 
 @router.get("/{document_id}", auth=Roles(*DESK_ROLES), url_name="document_detail",
-            response={200: DocumentOut, **PROBLEMS})
+            summary="Get a document's result", response={200: DocumentOut, **PROBLEMS})
 def document_detail(request: HttpRequest, document_id: int):
     """A document's result: its state and the run's stop reason, rounds and cost; every field with its value,
     label, confidence and proofs; the broken rules in people's words with the fields they involve; its pages."""
@@ -83,14 +83,14 @@ def document_detail(request: HttpRequest, document_id: int):
 
 
 @router.get("/{document_id}/pages/{number}/image", auth=Roles(*DESK_ROLES), url_name="page_image",
-            response={200: None, **PROBLEMS})
+            summary="Get a page image", response={200: None, **PROBLEMS})
 def page_image(request: HttpRequest, document_id: int, number: int, preview: bool = False):
     """The page image (image/png; a JPEG thumbnail with `preview`): the desk's own view."""
     return pages.page_image(request, document_id=document_id, number=number)
 
 
 @router.get("/{document_id}/pages/{number}/annotated", auth=Roles(*DESK_ROLES), url_name="page_annotated",
-            response={200: None, **PROBLEMS})
+            summary="Get a page with its proof boxes", response={200: None, **PROBLEMS})
 def page_annotated(request: HttpRequest, document_id: int, number: int, field: str | None = None,
                    violation: int | None = None):
     """The page (image/png) with proof boxes drawn: a field's (`field`), a broken rule's (`violation`, its

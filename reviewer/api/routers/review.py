@@ -57,7 +57,7 @@ def _call(service, **kwargs):
 
 
 @router.post("/{document_id}/claim", auth=Roles(*WORK_ROLES), url_name="document_claim",
-             response={200: DecisionOut, **RESPONSES})
+             summary="Claim a document for review", response={200: DecisionOut, **RESPONSES})
 def document_claim(request: HttpRequest, document_id: int):
     """Take the document for yourself (or renew your claim) for CLAIM_TTL_MINUTES."""
     try:
@@ -68,14 +68,14 @@ def document_claim(request: HttpRequest, document_id: int):
 
 
 @router.post("/{document_id}/release", auth=Roles(*WORK_ROLES), url_name="document_release",
-             response={200: DecisionOut, **RESPONSES})
+             summary="Release a claimed document", response={200: DecisionOut, **RESPONSES})
 def document_release(request: HttpRequest, document_id: int):
     _call(review.document_release, document_id=document_id, user=request.user)
     return _decision(get_document(document_id))
 
 
 @router.post("/{document_id}/fields", auth=Roles(*WORK_ROLES), url_name="field_edit",
-             response={200: DocumentOut, **RESPONSES})
+             summary="Correct a field", response={200: DocumentOut, **RESPONSES})
 def field_edit(request: HttpRequest, document_id: int, data: EditIn):
     """Correct one field; every rule runs again at once. The answer is the document's result after it (a value
     a reviewer already set, sent again, changes nothing)."""
@@ -101,7 +101,7 @@ def _decide(request: HttpRequest, document_id: int, service, *, note_field: str,
 
 
 @router.post("/{document_id}/verify", auth=Roles(*WORK_ROLES), url_name="document_verify",
-             response={200: DecisionOut, **RESPONSES})
+             summary="Verify a document", response={200: DecisionOut, **RESPONSES})
 def document_verify(request: HttpRequest, document_id: int, data: VerifyIn):
     """Accept the values (corrected when a field was changed); `note` is required while rules fail."""
     return _decide(request, document_id, review.document_verify, note_field="note", expected_version=data.version,
@@ -109,7 +109,7 @@ def document_verify(request: HttpRequest, document_id: int, data: VerifyIn):
 
 
 @router.post("/{document_id}/reject", auth=Roles(*WORK_ROLES), url_name="document_reject",
-             response={200: DecisionOut, **RESPONSES})
+             summary="Reject a document", response={200: DecisionOut, **RESPONSES})
 def document_reject(request: HttpRequest, document_id: int, data: RejectIn):
     """The document cannot be trusted: rejected, with the reason."""
     return _decide(request, document_id, review.document_reject, note_field="reason", expected_version=data.version,

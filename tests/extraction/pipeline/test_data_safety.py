@@ -67,6 +67,13 @@ def test_deleting_a_batch_needs_its_name_and_leaves_a_record(processed, client_a
     assert not any(default_storage.exists(n) for n in names)
 
 
+def test_the_delete_page_counts_a_batchs_documents_in_words(processed, client_as):
+    batch, _ = processed
+    client = client_as("admin")
+    assert "This deletes its 2 documents," in client.get(reverse("batch_delete", args=[batch.id])).content.decode()
+    Document.objects.filter(pk=batch.documents.order_by("id").first().pk).delete()
+    assert "This deletes its 1 document," in client.get(reverse("batch_delete", args=[batch.id])).content.decode()
+
 @pytest.mark.parametrize("role", ["reviewer", "supervisor", "outsider"])
 def test_only_an_admin_may_delete_a_batch(processed, client_as, role):
     batch, _ = processed

@@ -156,6 +156,16 @@ def test_an_upload_with_an_unknown_type_names_the_field(api_as):
     assert not Batch.objects.exists()
 
 
+def test_an_upload_under_a_type_only_an_llm_reads_without_one_names_the_field_and_keeps_nothing(api_as, monkeypatch):
+    for name in ("LLM_BASE_URL", "LLM_MODEL"):
+        monkeypatch.delenv(name, raising=False)
+    client, headers = api_as("admin")
+    response = client.post("/api/v1/batches", {"name": "x", "doctype": "receipt", "files": [png_file()]},
+                           headers=headers)
+    problem = assert_problem(response, 422, field="doctype")
+    assert "No LLM is configured" in str(problem)
+    assert not Batch.objects.exists()
+
 def test_a_rerun_queues_the_scope_again(api_as):
     client, headers = api_as("admin")
     acta = flagged_acta(seed=31)
@@ -183,6 +193,21 @@ def test_a_type_comes_with_its_fields_labels_and_rules(api_as):
     invoice = client.get("/api/v1/doctypes/invoice", headers=headers).json()  # a type shipped as data
     assert invoice["definition"]["name"] == "invoice" and invoice["editable"]
 
+
+def test_a_types_source_is_named_as_the_types_page_names_it(api_as):
+    client, headers = api_as("admin")
+    source = {t["name"]: t["source"] for t in client.get("/api/v1/doctypes", headers=headers).json()}
+    assert (source["acta"], source["invoice"]) == ("code", "shipped")
+    assert client.get("/api/v1/doctypes/invoice", headers=headers).json()["source"] == "shipped"
+
+
+def test_every_operation_of_the_api_has_a_summary_in_words_not_its_function_name(client, users):
+    client.force_login(users["reviewer"])
+    schema = client.get("/api/v1/openapi.json").json()
+    operations = [op for path in schema["paths"].values() for op in path.values()]
+    assert len(operations) >= 14
+    for op in operations:  # ninja's own summary is the function's name in title case ("Doctype Detail Get")
+        assert op.get("summary") and op["summary"] != op["summary"].title() and "_" not in op["summary"], op
 
 def test_a_path_the_api_does_not_have_is_a_problem_too(api_as):
     client, headers = api_as("reviewer")

@@ -69,6 +69,29 @@ def test_the_threshold_curve_trades_review_load_for_estimated_false_passes():
     assert curve[0.5]["false_passes_left"] > curve[0.7]["false_passes_left"] > curve[0.995]["false_passes_left"] == 0
 
 
+def test_a_pass_an_audit_found_right_adds_no_expected_wrong_pass_and_the_page_says_so_in_plain_figures(client_as):
+    batch = make_batch()
+    audited, unchecked, other = make_doc(batch), make_doc(batch), make_doc(batch)
+    for doc in (audited, unchecked, other):
+        _scored(doc, low={"null_votes": 0.6})
+    make_doc(batch, status="flagged", rounds=[["sum_valid_votes"]])
+    before = {p["threshold"]: p for p in threshold_curve_estimate(doctype="acta")}[0.5]
+    sample = AuditSample.objects.create(batch=batch, seed=1, requested_kind="count", requested_value=1,
+                                        population=3, size=1)
+    AuditItem.objects.create(sample=sample, document=audited, extraction=audited.extractions.get(),
+                             verdict=AuditItem.Verdict.AGREE)
+    after = {p["threshold"]: p for p in threshold_curve_estimate(doctype="acta")}
+    assert (before["unchecked_left"], after[0.5]["unchecked_left"]) == (3, 2)
+    assert after[0.5]["false_passes_left"] == pytest.approx(before["false_passes_left"] * 2 / 3)
+    assert after[0.5]["false_passes_left"] <= after[0.5]["unchecked_left"]
+    html = client_as("supervisor").get(reverse("confidence_page", args=["acta"])).content.decode()
+    rows = {m.group(1): m.group(2) for m in re.finditer(r'<tr><th scope="row">([\d.]+)</th>(.*?)</tr>', html, re.S)}
+    assert re.search(r"<td data-left>about \d\.\d of 2</td>", rows["0.5"]), rows["0.5"]
+    assert "<td data-routed>0 of 3</td>" in rows["0.5"] and "<td data-load>1</td>" in rows["0.5"]
+    assert "<td data-routed>3 of 3</td>" in rows["0.7"] and "<td data-load>4 (1 now, +300 %)</td>" in rows["0.7"]
+    assert "<td data-left>none: every pass left was checked</td>" in rows["0.7"]
+    assert "extraction/" not in html and "documented prior" not in html
+
 def test_the_judge_is_measured_against_reviewers_on_documents_whose_code_rules_passed():
     batch = make_batch("inv", doctype="invoice")
     accepted_right = make_doc(batch, review_status="verified")
