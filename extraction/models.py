@@ -296,6 +296,8 @@ class Violation(models.Model):
     fields = models.JSONField(default=list, blank=True)
     expected = models.JSONField(null=True, blank=True)
     found = models.JSONField(null=True, blank=True)
+    # the field the rule is checked against (a sum's total), shown and selected first on the desk; "": none
+    subject = models.CharField(max_length=300, blank=True, default="")
 
     class Meta:
         ordering = ["extraction", "id"]

@@ -234,7 +234,7 @@ def violations_save(*, extraction: Extraction, violations, settled: frozenset = 
     Violation.objects.filter(extraction=extraction).delete()
     Violation.objects.bulk_create([
         Violation(extraction=extraction, code=v.code, message=v.message + (REREAD_NOTE if v.key in settled else ""),
-                  fields=list(v.fields), expected=v.expected, found=v.found)
+                  fields=list(v.fields), expected=v.expected, found=v.found, subject=v.subject or "")
         for v in violations
     ])
 

@@ -29,6 +29,9 @@ class Violation:
     # The whole answer is unusable (all counts zero while the page prints votes): such a round is never kept
     # over one that is not, whatever else either breaks.
     degenerate: bool = False
+    # The field the rule speaks of, among `fields` (a sum's total: the sum is over many fields, but what it is
+    # checked against is one); the desk labels the rule with it and selects it first. None: the first named.
+    subject: str | None = None
 
     def __post_init__(self) -> None:
         object.__setattr__(self, "fields", tuple(self.fields))
@@ -55,6 +58,8 @@ class Violation:
         }
         if self.degenerate:
             out["degenerate"] = True
+        if self.subject:
+            out["subject"] = self.subject
         return out
 
     @classmethod
@@ -66,6 +71,7 @@ class Violation:
             expected=data.get("expected"),
             found=data.get("found"),
             degenerate=bool(data.get("degenerate")),
+            subject=data.get("subject") or None,
         )
 
 

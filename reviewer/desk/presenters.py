@@ -102,10 +102,13 @@ def desk_context(*, user, document: Document, field: str | None = None, violatio
     chosen, selected_violation, selected_path = selection(violations, items, path=field, violation_id=violation)
     stage = stage_context(pages=selectors.document_pages(document=document), chosen=chosen,
                           page_number=page) if with_page else {}
+    bars = _bars(document=document, extraction=extraction, violations=violations, labels=labels,
+                 shorts={path: it["short"] for path, it in items.items()},
+                 unsure=((path, it["label"], it["fv"]) for path, it in items.items()), perms=perms)
+    if with_page and not (focus or field or violation) and bars["triage"]:
+        focus = bars["triage"][0]["items"][0]["first"] or None  # where the first broken rule says to look
     return {
-        **_bars(document=document, extraction=extraction, violations=violations, labels=labels,
-                shorts={path: it["short"] for path, it in items.items()},
-                unsure=((path, it["label"], it["fv"]) for path, it in items.items()), perms=perms),
+        **bars,
         "groups": groups, "items": items, **stage,
         "selected_field": items.get(selected_path) if selected_path else None, "selected_path": selected_path,
         "selected_violation": selected_violation,
@@ -282,9 +285,11 @@ def triage(violations: list, labels: FieldLabels, shorts: dict[str, str]) -> lis
         entries, kinds = [], Counter()
         for v in vs:
             involved = involved_paths(v.fields, shorts)
-            # where to look first: a field the rule names itself, else the first field of the list it names
+            # where to look first: the field the rule is checked against (a sum's total), else a field the rule
+            # names itself, else the first field of the list it names
             named = [p for p in involved if p in (v.fields or [])]
-            first = min(named or involved, key=lambda p: order.get(p, 0)) if involved else ""
+            first = v.subject if v.subject and v.subject in involved else (
+                min(named or involved, key=lambda p: order.get(p, 0)) if involved else "")
             if first:
                 kinds[shorts[first]] += 1
             entries.append({

@@ -370,7 +370,8 @@ def _edit_save(*, extraction: Extraction, answer: dict, field_write: Statement, 
         else:
             gone.append(row.pk)
     added = [Violation(extraction_id=extraction.pk, code=code, message=message, fields=list(fields),
-                       expected=expected, found=found) for code, message, fields, expected, found in wanted]
+                       expected=expected, found=found, subject=subject or "")
+             for code, message, fields, expected, found, subject in wanted]
     statements = [update_statement(model=Extraction, where={"id": extraction.pk}, values={"answer": answer}),
                   field_write, insert_statement(objs=[event])]
     if gone:
@@ -384,11 +385,11 @@ def _edit_save(*, extraction: Extraction, answer: dict, field_write: Statement, 
 
 
 def _row_of(v: RuleViolation) -> tuple:
-    return (v.code, v.message, tuple(v.fields), v.expected, v.found)
+    return (v.code, v.message, tuple(v.fields), v.expected, v.found, v.subject or "")
 
 
 def _same_as(row: Violation) -> tuple:
-    return (row.code, row.message, tuple(row.fields or ()), row.expected, row.found)
+    return (row.code, row.message, tuple(row.fields or ()), row.expected, row.found, row.subject)
 
 
 def _edited(document: Document, extraction: Extraction, answer: dict, *, value: Any,

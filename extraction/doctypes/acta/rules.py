@@ -195,6 +195,7 @@ def sum_valid_votes(answer: dict[str, Any], ctx: RuleContext) -> list[Violation]
             fields=(*(f"rows[{i}].votes" for i in range(len(rows))), "valid_votes"),
             expected=valid,
             found=total,
+            subject="valid_votes",
             message=f"Party votes add up to {total} but valid votes say {valid} "
             f"(difference {total - valid:+d})",
         )
@@ -212,6 +213,7 @@ def valid_plus_null_total(answer: dict[str, Any], ctx: RuleContext) -> list[Viol
             fields=("valid_votes", "null_votes", "total_votes"),
             expected=total,
             found=valid + null,
+            subject="total_votes",
             message=f"Valid votes {valid} + null votes {null} = {valid + null}, but total votes say {total}",
         )
     ]

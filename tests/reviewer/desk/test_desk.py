@@ -539,3 +539,23 @@ def test_a_desk_without_confidences_lists_no_least_sure_fields(client_as):
     acta = flagged_acta(seed=62)
     html = client_as("reviewer").get(reverse("desk_document", args=[acta.document.id])).content.decode()
     assert "Least sure fields" not in html and "unsure" not in html
+
+
+def test_a_broken_sum_is_labelled_with_its_total_and_the_desk_opens_on_that_cell(client_as):
+    from extraction.doctypes.acta.rules import sum_valid_votes
+    from extraction.pipeline.extract import violations_save
+    from extraction.rules.answers import get_value
+
+    acta = flagged_acta(seed=41, wrong_row=None)
+    answer = acta.extraction.answer
+    answer["valid_votes"]["value"] = get_value(answer, "valid_votes") + 2  # the rows now add up to 2 fewer
+    (broken,) = sum_valid_votes(answer, None)
+    assert broken.fields[0] == "rows[0].votes" and broken.subject == "valid_votes"
+    violations_save(extraction=acta.extraction, violations=[broken])
+    Document.objects.filter(pk=acta.document.pk).update(status="flagged")
+
+    html = client_as("reviewer").get(reverse("desk_document", args=[acta.document.id])).content.decode()
+    rule = re.search(r'<a class="rule"[^>]*data-first="([^"]*)"[^>]*>(.*?)</a>', html, re.S)
+    assert rule.group(1) == "valid_votes"
+    assert "Valid votes" in rule.group(2) and "votes …" not in rule.group(2)
+    assert 'data-focus="valid_votes"' in html
