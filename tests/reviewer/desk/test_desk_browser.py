@@ -1220,6 +1220,41 @@ def test_on_a_laptop_the_desk_shows_ten_fields_beside_the_page_and_edit_buttons_
         assert height <= line * 1.2, (selector, height, line)
 
 
+# what a badge or a figure is, as one piece of text: it breaks inside a word when its text takes more than one line
+_BADGE_LINES = """() => [...document.querySelectorAll('#fields a.field .tag, #fields a.field .conf, #fields a.field .trust')]
+    .map(e => { const r = document.createRange(); r.selectNodeContents(e);
+                const tops = new Set([...r.getClientRects()].map(q => Math.round(q.top)));
+                return [e.textContent.trim(), tops.size]; })"""
+# a value's figure sits on the value's own line: its middle is within the value's first line box
+_FIGURE_BELOW = """() => [...document.querySelectorAll('#fields a.field')].filter(a => a.querySelector('.conf'))
+    .filter(a => { const v = a.querySelector('.value').getClientRects()[0], c = a.querySelector('.conf').getBoundingClientRect();
+                   return v && (c.top + c.height / 2 > v.bottom); }).map(a => a.dataset.path)"""
+
+
+def test_the_fields_pane_grows_with_the_screen_and_figures_and_badges_keep_to_their_line(live_server, page, users):
+    acta = flagged_acta(seed=83)
+    document = acta.document
+    base = live_server.url
+    login(page, base)
+    widths = {}
+    for width, height in ((1280, 720), (1366, 768), (1400, 900), (1600, 900), (1920, 1080)):
+        page.set_viewport_size({"width": width, "height": height})
+        open_desk(page, base, document.id)
+        widths[(width, height)] = rect(page, ".fields-pane")["width"]
+        assert page.evaluate(_FIGURE_BELOW) == [], (width, height)  # "OCR 100%" beside each value, not under it
+    assert list(widths.values()) == sorted(widths.values()), widths  # a wider screen never narrows the pane
+    # after an edit, the cell's badges ("corrected", "ungrounded") stay whole words
+    page.set_viewport_size({"width": 1400, "height": 900})
+    open_desk(page, base, document.id)
+    words = f"rows[{acta.wrong_row}].votes_words"
+    page.click(f"#{fid(words)} .edit-link", force=True)
+    page.fill(".edit-form input.edit-value", acta.true_words)
+    page.press(".edit-form input.edit-value", "Enter")
+    page.wait_for_selector(f"#{fid(words)} .tag.info")
+    badges = page.evaluate(_BADGE_LINES)
+    assert any(text == "corrected" for text, _ in badges), badges
+    assert [b for b in badges if b[1] > 1] == [], badges
+
 def test_the_rule_list_folds_away_without_script_and_opens_again(live_server, page, users):
     page.set_viewport_size(LAPTOP)
     acta = flagged_acta(seed=83)
