@@ -21,7 +21,7 @@ FIELD_KEYS = ("key", "label", "kind", "table", "section", "purpose", "pattern", 
 # every parameter a rule of the vocabulary may take, as text inputs (lists comma-separated, defaults as
 # 'field=number' pairs)
 RULE_PARAMS = ("field", "or_fields", "column", "value", "words", "table", "expression", "defaults", "tolerance",
-               "pattern", "source", "choices", "fields", "after", "before", "count")
+               "pattern", "source", "choices", "fields", "after", "before", "count", "operator", "other", "offset")
 _LISTS = frozenset({"choices", "fields", "or_fields"})
 _FLAGS = ("not_future", "any")
 _MAX_ROWS = 100  # a page never posts more; the definition's own bounds are checked after

@@ -7,13 +7,15 @@ circle, a rule whose field is of the wrong kind.
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from datetime import date
+from decimal import Decimal
 from typing import Any
 
 import pydantic
 
 from extraction.common.nul import nul_at
-from extraction.doctypes.defined.expressions import ExpressionError, parse_expression
+from extraction.doctypes.defined.expressions import ExpressionError, parse_condition, parse_expression
 from extraction.doctypes.defined.patterns import PatternError, pattern_backtracks, pattern_compile
 from extraction.doctypes.defined.sentences import placeholders
 from extraction.doctypes.defined.spec import PLACEHOLDERS, FieldSpec, RuleSpec, TypeSpec
@@ -54,7 +56,8 @@ def spec_parse(data: Any) -> TypeSpec:
 
 def spec_warnings(spec: TypeSpec) -> list[str]:
     """What is allowed but will not work well: a pattern that backtracks catastrophically, so that a value
-    like the one named cannot be checked in time and is marked unchecked for a person."""
+    like the one named cannot be checked in time and is marked unchecked for a person; arithmetic that divides
+    by what an answer can make 0, so that on such an answer the rule cannot be computed."""
     patterns = [(f"field {ref!r}", f.pattern) for ref, f in spec.field_specs().items() if f.pattern]
     patterns += [(f"rule {r.code!r}", r.pattern) for r in spec.rules if r.kind == "pattern" and r.pattern]
     out = []
@@ -67,7 +70,28 @@ def spec_warnings(spec: TypeSpec) -> list[str]:
             out.append(f"{where}: the pattern {pattern} backtracks catastrophically: on a value such as {slow!r} "
                        "its check cannot finish in time, and the value is marked unchecked for a person. Write it "
                        "so that no repeat can match the same text in more than one way (for example a+ for (a|aa)+).")
-    return out
+    return out + [w for rule in spec.rules if (w := _division_warning(rule))]
+
+
+def _division_warning(rule: RuleSpec) -> str | None:
+    """A rule whose arithmetic divides by 0 on an example answer (every value it reads at 0, or its default)."""
+    try:
+        if rule.kind == "expression":
+            expr: Any = parse_expression(rule.expression)
+        elif rule.kind == "condition":
+            expr = parse_condition(rule.expression)
+        else:
+            return None
+    except ExpressionError:
+        return None  # a problem, reported as one
+    example = {name: Decimal(rule.defaults.get(name, "0")) for name in expr.names() - expr.sums()}
+    zero = expr.zero_divisor(example, {name: [Decimal(0)] for name in expr.sums()})
+    if zero is None:
+        return None
+    shown = ", ".join(f"{name} = {value}" for name, value in sorted(example.items())) or "every value 0"
+    return (f"rule {rule.code!r}: {rule.expression} divides by {zero}, which an answer can make 0 (for example "
+            f"{shown}); on such an answer the rule cannot be computed and its values go to a person unchecked. "
+            "Compare without dividing (a <= b * c rather than a / b <= c).")
 
 
 def _shape_problem(e: Any) -> str:
@@ -179,6 +203,22 @@ def _rule_problems(rule: RuleSpec, spec: TypeSpec) -> list[str]:  # noqa: C901 -
         if own and rule.field and spec.table_of(rule.field) is None:
             return ["it sets a single field from a table's row; use sum() to read a column whole"]
         return []
+    if kind == "condition":
+        try:
+            cond = parse_condition(rule.expression)
+        except ExpressionError as err:
+            return [f"its condition: {err}"]
+        out = []
+        for name in sorted(cond.names()):
+            out += known(name, "condition's field", kinds=_SUMMED, column=True if name in cond.sums() else None)
+        out += [f"its default for {ref!r} is for a field the condition does not read" for ref in sorted(rule.defaults)
+                if ref not in cond.names() - cond.sums()]
+        own = {t for n in cond.names() - cond.sums() if (t := spec.table_of(n))}
+        if not out and len(own) > 1:
+            return [f"it reads the rows of more than one table ({', '.join(sorted(own))}); a rule over rows reads one"]
+        return out
+    if kind == "compare":
+        return _compare_problems(rule, spec, known)
     if kind == "digits_words":
         return known(rule.field, "field", kinds=_NUMERIC) + known(rule.words, "words field", kinds=frozenset({"text"}))
     if kind == "pattern":
@@ -215,6 +255,30 @@ def _rule_problems(rule: RuleSpec, spec: TypeSpec) -> list[str]:  # noqa: C901 -
     if kind == "unique":
         return known(rule.field, "field", column=True)
     return [f"unknown kind {kind!r}"]  # pragma: no cover - the shape allows only the kinds above
+
+
+def _compare_problems(rule: RuleSpec, spec: TypeSpec, known: Callable[..., list[str]]) -> list[str]:
+    """A comparison's field and what it is compared with: another field of the same family, or a number."""
+    fields = spec.field_specs()
+    out = known(rule.field, "field", kinds=_SUMMED | {"date"})
+    if not rule.operator:
+        out.append("it needs its comparison (<, <=, >, >=, = or !=)")
+    if (rule.other is None) == (rule.value is None):
+        return out + ["it compares the field with another field or with a number: give one of them"]
+    is_date = rule.field in fields and fields[rule.field].kind == "date"
+    if rule.value is not None:
+        if is_date:
+            out.append("a date is compared with another date field; for a fixed date use a date_range rule")
+        if rule.offset:
+            out.append("an offset is added to another field, not to a number")
+        return out
+    out += known(rule.other, "other field", kinds=frozenset({"date"}) if is_date else _SUMMED)
+    if is_date and rule.offset and "." in rule.offset:
+        out.append(f"its offset {rule.offset} is a number of days, a whole number")
+    own, others = spec.table_of(rule.field or ""), spec.table_of(rule.other or "")
+    if others is not None and others != own:
+        out.append("it compares a field with a table's column; compare it with a single field or its own table's")
+    return out
 
 
 def _circles(spec: TypeSpec) -> list[str]:

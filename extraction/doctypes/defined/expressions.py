@@ -1,9 +1,11 @@
 """Arithmetic over a document's fields, as a defined type's rules write it (pure): 'subtotal + tax',
-'items.quantity * items.unit_price', 'sum(items.amount)'.
+'items.quantity * items.unit_price', 'sum(items.amount)'; and conditions, two of them compared:
+'amount_due >= 0', 'paid <= total'.
 
 A definition is data, never code: an expression is parsed by the small grammar below, never by `eval`, and
 is bounded in length and depth. Numbers are exact (Decimal) so a sum of money closes to the cent.
 
+    condition  := expression ('<' | '<=' | '>' | '>=' | '=' | '!=' | '≤' | '≥' | '≠') expression
     expression := term (('+' | '-') term)*
     term       := factor (('*' | '×' | '/' | '÷') factor)*
     factor     := NUMBER | NAME | 'sum' '(' NAME ')' | '(' expression ')' | '-' factor
@@ -20,18 +22,24 @@ from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from decimal import Decimal, InvalidOperation
 
-__all__ = ["Expr", "ExpressionError", "MAX_LENGTH", "parse_expression"]
+__all__ = ["COMPARISONS", "Condition", "Expr", "ExpressionError", "MAX_LENGTH", "parse_condition", "parse_expression"]
 
 MAX_LENGTH = 300  # characters: a rule's arithmetic, not a program
 _MAX_NODES = 60
 _MAX_DEPTH = 12
 
 _TOKEN = re.compile(r"\s*(?:(?P<number>\d+(?:\.\d+)?)|(?P<name>[a-z][a-z0-9_]*(?:\.[a-z][a-z0-9_]*)?)"
-                    r"|(?P<op>[-+*/()×÷]))")
+                    r"|(?P<op>[-+*/()×÷])|(?P<comparison><=|>=|!=|[<>=≤≥≠]))")
 _OPS: dict[str, Callable[[Decimal, Decimal], Decimal]] = {
     "+": lambda a, b: a + b, "-": lambda a, b: a - b, "*": lambda a, b: a * b, "/": lambda a, b: a / b,
 }
-_SPELLED = {"×": "*", "÷": "/"}
+_SPELLED = {"×": "*", "÷": "/", "≤": "<=", "≥": ">=", "≠": "!="}
+# a comparison and the words a sentence says it in ("must be at least 0")
+COMPARISONS: dict[str, tuple[Callable[[Decimal, Decimal], bool], str]] = {
+    "<": (lambda a, b: a < b, "less than"), "<=": (lambda a, b: a <= b, "at most"),
+    ">": (lambda a, b: a > b, "more than"), ">=": (lambda a, b: a >= b, "at least"),
+    "=": (lambda a, b: a == b, "equal to"), "!=": (lambda a, b: a != b, "other than"),
+}
 
 
 class ExpressionError(ValueError):
@@ -89,6 +97,21 @@ class Expr:
         except (InvalidOperation, ArithmeticError):
             return None
 
+    def zero_divisor(self, values: Mapping[str, Decimal | None], columns: Mapping[str, list[Decimal | None]]
+                     ) -> Expr | None:
+        """The divisor that is 0 on these values, when that (and not a missing value) is why `evaluate` has no
+        value: a problem of the definition, which did not say what the rule means then."""
+        if self.kind in ("number", "name", "sum"):
+            return None
+        for side in (self.left, self.right):
+            found = side.zero_divisor(values, columns) if side is not None else None
+            if found is not None:
+                return found
+        if (self.kind == "/" and self.right is not None and self.left is not None
+                and self.left.evaluate(values, columns) is not None and self.right.evaluate(values, columns) == 0):
+            return self.right
+        return None
+
     def __str__(self) -> str:
         if self.kind == "number":
             return format(self.value, "f")
@@ -105,13 +128,55 @@ def _wrapped(e: Expr | None) -> str:
     return f"({e})" if e is not None and e.kind in _OPS else str(e)
 
 
+@dataclass(frozen=True)
+class Condition:
+    """Two expressions compared ('amount_due >= 0'): it holds, fails, or (a value missing) says nothing."""
+
+    left: Expr
+    op: str  # a key of COMPARISONS
+    right: Expr
+
+    @property
+    def words(self) -> str:
+        return COMPARISONS[self.op][1]
+
+    def names(self) -> set[str]:
+        return self.left.names() | self.right.names()
+
+    def ordered_names(self) -> list[str]:
+        return list(dict.fromkeys(self.left.ordered_names() + self.right.ordered_names()))
+
+    def sums(self) -> set[str]:
+        return self.left.sums() | self.right.sums()
+
+    def holds(self, left: Decimal, right: Decimal) -> bool:
+        return COMPARISONS[self.op][0](left, right)
+
+    def zero_divisor(self, values: Mapping[str, Decimal | None], columns: Mapping[str, list[Decimal | None]]
+                     ) -> Expr | None:
+        return self.left.zero_divisor(values, columns) or self.right.zero_divisor(values, columns)
+
+    def __str__(self) -> str:
+        return f"{self.left} {self.op} {self.right}"
+
+
 def parse_expression(text: str) -> Expr:
     """The expression `text` reads as; ExpressionError says what is wrong and where."""
-    if not isinstance(text, str) or not text.strip():
-        raise ExpressionError("the expression is empty")
-    if len(text) > MAX_LENGTH:
-        raise ExpressionError(f"the expression is longer than {MAX_LENGTH} characters")
+    _bounded(text, "expression")
     return _Parser(text).parse()
+
+
+def parse_condition(text: str) -> Condition:
+    """The condition `text` reads as: two expressions and one comparison between them."""
+    _bounded(text, "condition")
+    return _Parser(text).parse_condition()
+
+
+def _bounded(text: str, what: str) -> None:
+    if not isinstance(text, str) or not text.strip():
+        raise ExpressionError(f"the {what} is empty")
+    if len(text) > MAX_LENGTH:
+        raise ExpressionError(f"the {what} is longer than {MAX_LENGTH} characters")
 
 
 class _Parser:
@@ -136,9 +201,26 @@ class _Parser:
     def parse(self) -> Expr:
         e = self._expression(0)
         if self.i < len(self.tokens):
-            _, token, at = self.tokens[self.i]
+            kind, token, at = self.tokens[self.i]
+            if kind == "comparison":
+                raise ExpressionError(f"a comparison ({token}) at character {at + 1}: an expression computes a "
+                                      "value; a condition rule compares two")
             raise ExpressionError(f"unexpected {token!r} at character {at + 1}")
         return e
+
+    def parse_condition(self) -> Condition:
+        left = self._expression(0)
+        t = self._peek()
+        if t is None or t[0] != "comparison":
+            where = f"at character {t[2] + 1}" if t else "at the end"
+            raise ExpressionError(f"a comparison (<, <=, >, >=, = or !=) expected {where}, as in amount_due >= 0")
+        self.i += 1
+        right = self._expression(0)
+        if self.i < len(self.tokens):
+            _, token, at = self.tokens[self.i]
+            raise ExpressionError(f"unexpected {token!r} at character {at + 1}: a condition compares two "
+                                  "expressions once")
+        return Condition(left=left, op=t[1], right=right)
 
     def _peek(self) -> tuple[str, str, int] | None:
         return self.tokens[self.i] if self.i < len(self.tokens) else None

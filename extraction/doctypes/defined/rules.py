@@ -8,12 +8,13 @@ that another is wrong: the rule then says nothing, and `required` or the field's
 from __future__ import annotations
 
 from collections.abc import Callable
-from datetime import date
+from dataclasses import replace
+from datetime import date, timedelta
 from decimal import Decimal
 from fractions import Fraction
 from typing import Any
 
-from extraction.doctypes.defined.expressions import parse_expression
+from extraction.doctypes.defined.expressions import COMPARISONS, Condition, Expr, parse_condition, parse_expression
 from extraction.doctypes.defined.kinds import folded
 from extraction.doctypes.defined.number_words import parse_number_words
 from extraction.doctypes.defined.patterns import pattern_matches, pattern_unchecked
@@ -21,7 +22,7 @@ from extraction.doctypes.defined.sentences import fill, placeholders
 from extraction.doctypes.defined.spec import RuleSpec
 from extraction.doctypes.defined.values import Fields, Number, blank, ref_of, row_of, shown
 from extraction.rules.answers import get_value
-from extraction.rules.violations import RuleContext, Violation
+from extraction.rules.violations import CHECK_UNFINISHED, RuleContext, Violation
 from extraction.values.dates import parse_date
 from extraction.values.numbers import parse_fraction, parse_number
 
@@ -32,7 +33,8 @@ _NEAR_ONE = Fraction(1, 100)  # rounded shares miss a whole by a rounding step o
 
 
 def rule_make(rule: RuleSpec, fields: Fields) -> Rule:
-    make = {"column_sum": _column_sum, "expression": _expression, "digits_words": _digits_words,
+    make = {"column_sum": _column_sum, "expression": _expression, "condition": _condition, "compare": _compare,
+            "digits_words": _digits_words,
             "pattern": _pattern, "date_range": _date_range, "one_of": _one_of, "required": _required,
             "min_rows": _min_rows, "unique": _unique}[rule.kind]
     check = make(rule, fields)
@@ -49,10 +51,10 @@ def _words(ref: str, fields: Fields) -> str:
 
 def _violation(rule: RuleSpec, fields: Fields, answer: dict[str, Any], cited: tuple[str, ...], *, expected: Any,
                found: Any, kind: str = "text", computed: str = "", message: str = "", row_path: str = "",
-               **extra: str) -> Violation:
+               subject: str | None = None, **extra: str) -> Violation:
     """A broken rule, its sentence filled. `computed` names which of expected/found the rule computed (shown
     rounded as computed values are); `row_path` is a path on the row a rule over rows speaks of; `extra`
-    adds placeholders (target, terms)."""
+    adds placeholders (target, terms); `subject` is the field the rule is checked against (a sum's total)."""
     table, row = _table_row(fields, row_path)
     values = fields.sentence_values(answer, row=(table, row) if table is not None and row is not None else None)
     values.update(expected=shown(expected, kind, computed=computed == "expected"),
@@ -69,7 +71,7 @@ def _violation(rule: RuleSpec, fields: Fields, answer: dict[str, Any], cited: tu
     if not placeholders(template) & {"expected", "found"}:
         text = f"{text.rstrip('.')} (expected {values['expected']}, found {values['found']})"
     return Violation(code=rule.code, fields=cited, expected=_json_number(expected), found=_json_number(found),
-                     message=text)
+                     message=text, subject=subject)
 
 
 def _table_row(fields: Fields, path: str) -> tuple[str | None, int | None]:
@@ -111,9 +113,9 @@ def _column_sum(rule: RuleSpec, fields: Fields) -> Rule:
         message = rule.message_none_of if len(present) > 1 and rule.message_none_of else ""
         v = _violation(rule, fields, answer, (*paths, *([ref] if ref else [])), expected=expected, found=total,
                        kind=kind, computed="found", message=message, target=_words(ref, fields) if ref else "",
-                       terms=terms)
+                       terms=terms, subject=ref or None)
         if exact and abs(Fraction(total) - Fraction(expected)) < _NEAR_ONE and _rounded(fields, answer, paths):
-            v = Violation(code=v.code, fields=v.fields, expected=v.expected, found=v.found, message=(
+            v = replace(v, message=(
                 f"{v.message.rstrip('.')}. Rounded shares such as 33.33% do not add up to exactly 100%; if the "
                 "document gives exact fractions (like 1/3), answer those"))
         return [v]
@@ -143,19 +145,121 @@ def _expression(rule: RuleSpec, fields: Fields) -> Rule:
         values = {n: read[n] if read[n] is not None else defaults.get(n) for n in singles}
         columns = {n: [fields.number(answer, p) for p in fields.paths(answer, n)] for n in expr.sums()}
         expected, found = expr.evaluate(values, columns), fields.number(answer, path(target))  # type: ignore[arg-type]
+        if expected is None and (zero := expr.zero_divisor(values, columns)) is not None:  # type: ignore[arg-type]
+            return [_uncomputable(rule, fields, expr, zero, path, singles)]
         if expected is None or found is None or _within(expected, found, rule):
             return []
         cited = tuple(dict.fromkeys([*(path(n) for n in singles if read[n] is not None),
                                      *(p for n in expr.ordered_names() if n in expr.sums()
                                        for p in fields.paths(answer, n)), path(target)]))
         return [_violation(rule, fields, answer, cited, expected=expected, found=found, kind=kind, computed="expected",
-                           row_path=path(target) if row is not None else "", target=_words(target, fields))]
+                           row_path=path(target) if row is not None else "", target=_words(target, fields),
+                           subject=path(target))]
 
     def check(answer: dict[str, Any], ctx: RuleContext) -> list[Violation]:
         if not tables:
             return one(answer, None)
         (table,) = tables
         return [v for i in range(len(fields.rows(answer, table))) for v in one(answer, i)]
+
+    return check
+
+
+def _uncomputable(rule: RuleSpec, fields: Fields, expr: Expr | Condition, zero: Expr,
+                  path: Callable[[str], str], singles: list[str]) -> Violation:
+    """A rule whose arithmetic cannot be computed on this answer (it divides by 0): unchecked, for a person to
+    look at, and a problem of the definition, which did not say what the rule means then. Never a pass."""
+    cited = tuple(dict.fromkeys(path(n) for n in singles))
+    return Violation(code=CHECK_UNFINISHED, fields=cited, expected=str(expr), found=f"{zero} = 0",
+                     message=f"{rule.label}: the rule could not be computed on this answer, because {expr} divides by "
+                     f"{zero}, which is 0 here. The values are unchecked: look at them on the page. The type's "
+                     "definition should say what the rule means when that is 0.")
+
+
+def _condition(rule: RuleSpec, fields: Fields) -> Rule:
+    """`expression` is a condition that must hold ('amount_due >= 0'); with columns, on every row."""
+    cond = parse_condition(rule.expression)
+    singles = [n for n in cond.ordered_names() if n not in cond.sums()]
+    tables = {t for n in singles if (t := fields.spec.table_of(n))}
+    defaults = {ref: Decimal(v) for ref, v in rule.defaults.items()}
+    kind = next((fields.kind(n) for n in cond.ordered_names()), "number")
+
+    def one(answer: dict[str, Any], row: int | None) -> list[Violation]:
+        def path(ref: str) -> str:
+            table = fields.spec.table_of(ref)
+            return f"{table}[{row}].{ref.partition('.')[2]}" if table and row is not None else ref
+
+        read = {n: fields.number(answer, path(n)) for n in singles}
+        values = {n: read[n] if read[n] is not None else defaults.get(n) for n in singles}
+        columns = {n: [fields.number(answer, p) for p in fields.paths(answer, n)] for n in cond.sums()}
+        left, right = cond.left.evaluate(values, columns), cond.right.evaluate(values, columns)  # type: ignore[arg-type]
+        if left is None or right is None:
+            zero = cond.zero_divisor(values, columns)  # type: ignore[arg-type]
+            return [] if zero is None else [_uncomputable(rule, fields, cond, zero, path, singles)]
+        if cond.holds(left, right):
+            return []
+        cited = tuple(dict.fromkeys([*(path(n) for n in singles if read[n] is not None),
+                                     *(p for n in cond.sums() for p in fields.paths(answer, n))]))
+        subject = path(cond.left.ordered_names()[0]) if cond.left.kind == "name" else None
+        bound = str(cond.right) if cond.right.kind == "number" else shown(right, kind, computed=cond.right.kind != "name")
+        return [_violation(rule, fields, answer, cited, expected=f"{cond.words} {bound}",
+                           found=left, kind=kind, computed="found" if cond.left.kind != "name" else "",
+                           row_path=cited[0] if row is not None and cited else "", subject=subject)]
+
+    def check(answer: dict[str, Any], ctx: RuleContext) -> list[Violation]:
+        if not tables:
+            return one(answer, None)
+        (table,) = tables
+        return [v for i in range(len(fields.rows(answer, table))) for v in one(answer, i)]
+
+    return check
+
+
+_DATE_WORDS = {"<": "before", "<=": "on or before", ">": "after", ">=": "on or after", "=": "on", "!=": "not on"}
+
+
+def _compare(rule: RuleSpec, fields: Fields) -> Rule:
+    """`field` `operator` `other` (+ `offset`, days for dates) or the number `value`; a column against a
+    column of its table, row by row; against a single field, each row against it."""
+    op = rule.operator or "="
+    dates = fields.kind(rule.field or "") == "date"
+    offset = Decimal(rule.offset) if rule.offset else Decimal(0)
+    constant = Decimal(rule.value) if rule.value is not None else None
+    same_table = rule.other and fields.spec.table_of(rule.other) == fields.spec.table_of(rule.field or "") \
+        and fields.spec.table_of(rule.other) is not None
+
+    def read(answer: dict[str, Any], path: str) -> date | Decimal | None:
+        if dates:
+            value = get_value(answer, path)
+            return parse_date(str(value)) if not blank(value) else None
+        n = fields.number(answer, path)
+        return Decimal(n.numerator) / Decimal(n.denominator) if isinstance(n, Fraction) else n
+
+    def check(answer: dict[str, Any], ctx: RuleContext) -> list[Violation]:
+        out = []
+        for i, p in enumerate(fields.paths(answer, rule.field or "")):
+            found = read(answer, p)
+            other_path = None
+            if constant is not None:
+                bound: date | Decimal | None = constant
+            else:
+                others = fields.paths(answer, rule.other or "")
+                if same_table:
+                    other_path = others[i] if i < len(others) else None
+                else:
+                    other_path = others[0] if others else None
+                bound = read(answer, other_path) if other_path else None
+            if found is None or bound is None:
+                continue  # a missing or unreadable value is another rule's to report
+            bound = bound + timedelta(days=int(offset)) if isinstance(bound, date) else bound + offset
+            if COMPARISONS[op][0](found, bound):  # type: ignore[arg-type]
+                continue
+            shown_bound = bound.isoformat() if isinstance(bound, date) else shown(bound, fields.kind(rule.field or ""))
+            expected = f"{_DATE_WORDS[op] if dates else COMPARISONS[op][1]} {shown_bound}"
+            out.append(_violation(rule, fields, answer, (p, *([other_path] if other_path else [])), expected=expected,
+                                  found=found.isoformat() if isinstance(found, date) else found,
+                                  kind="text" if dates else fields.kind(rule.field or ""), row_path=p, subject=p))
+        return out
 
     return check
 

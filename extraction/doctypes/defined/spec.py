@@ -11,7 +11,7 @@ from typing import Annotated, Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, StringConstraints
 
-__all__ = ["FIELD_KINDS", "LANGUAGES", "PLACEHOLDERS", "RULE_KINDS", "FieldSpec", "GroupSpec", "RubricSpec",
+__all__ = ["FIELD_KINDS", "LANGUAGES", "OPERATORS", "PLACEHOLDERS", "RULE_KINDS", "FieldSpec", "GroupSpec", "RubricSpec",
            "RuleSpec", "TableSpec", "TypeSpec"]
 
 # text: any words; number: a decimal; money: an amount (currency signs and either decimal mark read);
@@ -19,8 +19,10 @@ __all__ = ["FIELD_KINDS", "LANGUAGES", "PLACEHOLDERS", "RULE_KINDS", "FieldSpec"
 # pattern gives; choice: one of a list; currency: an ISO 4217 code; fraction: a share of a whole as the
 # document writes it ("1/3", "33.33%", 0.5), read exactly, between 0 and 1.
 FIELD_KINDS = ("text", "number", "money", "count", "date", "code", "choice", "currency", "fraction")
-RULE_KINDS = ("column_sum", "expression", "digits_words", "pattern", "date_range", "one_of", "required",
-              "min_rows", "unique")
+RULE_KINDS = ("column_sum", "expression", "condition", "compare", "digits_words", "pattern", "date_range", "one_of",
+              "required", "min_rows", "unique")
+# How `compare` relates a field to another (or to a value), in its own words for dates and for numbers.
+OPERATORS = ("<", "<=", ">", ">=", "=", "!=")
 # Languages whose spelled numbers `digits_words` reads (extraction/doctypes/defined/number_words.py): "es_digits",
 # Spanish digit words read digit by digit as tally sheets print counts; "en", English cardinal numbers.
 LANGUAGES = ("es_digits", "en")
@@ -110,6 +112,13 @@ class RuleSpec(_Spec):
     - expression: `field` equals `expression` of other fields, within `tolerance`; with a table's columns on
       both sides it holds on every row. `defaults` gives operands that count as a number when missing
       ({"tax": "0"}); any other missing operand leaves the rule nothing to say.
+    - condition: `expression` is two expressions compared ('amount_due >= 0', 'paid <= total + 0.01'), which
+      must hold; with a table's columns in it, on every row. A division by zero makes the rule unchecked on
+      that answer (a person looks), never silent.
+    - compare: `field` `operator` (<, <=, >, >=, =, !=) `other` field plus `offset` (days for dates), or the
+      number `value`: 'period_end > period_start', 'due_date <= issue_date + 60 days', 'amount_due >= 0'.
+      Dates compare with dates, numbers with numbers; a column compared with a column of its table holds on
+      every row.
     - digits_words: the number in `field` equals the number spelled in `words`, in `language`.
     - pattern: `field` matches `pattern` (whole value); `source` says where the pattern comes from.
     - date_range: `field` is a date on or after `after` and on or before `before` (YYYY-MM-DD), and not in
@@ -122,8 +131,8 @@ class RuleSpec(_Spec):
 
     code: Key  # names the rule in violations, filters and reports
     label: Label  # the rule in a few words, in lists and filters
-    kind: Literal["column_sum", "expression", "digits_words", "pattern", "date_range", "one_of", "required",
-                  "min_rows", "unique"]
+    kind: Literal["column_sum", "expression", "condition", "compare", "digits_words", "pattern", "date_range",
+                  "one_of", "required", "min_rows", "unique"]
     message: Sentence
     message_none_of: Sentence = ""
     field: Ref | None = None
@@ -145,6 +154,9 @@ class RuleSpec(_Spec):
     choices: Annotated[list[Annotated[str, StringConstraints(max_length=120)]], Field(max_length=MAX_CHOICES)] = []
     table: Key | None = None
     count: Annotated[int, Field(ge=0, le=10_000)] = 1
+    operator: Literal["<", "<=", ">", ">=", "=", "!="] | None = None
+    other: Ref | None = None
+    offset: Annotated[str, StringConstraints(pattern=r"^[+-]?\d+(\.\d+)?$")] | None = None
 
 
 class TypeSpec(_Spec):

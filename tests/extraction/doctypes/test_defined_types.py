@@ -88,6 +88,18 @@ def broken(doctype: DocumentType, a: dict) -> dict[str, list]:
     return out
 
 
+def test_a_broken_sum_or_expression_names_the_field_it_is_checked_against_as_its_subject():
+    doctype = doctype_build(spec_parse(bill()))
+    found = broken(doctype, answer(subtotal=F(31), total=F(40)))
+    (lines,) = found["lines_add_up"]
+    assert lines.subject == "subtotal" and lines.fields[0] == "lines[0].amount"
+    (total,) = found["total_closes"]
+    assert total.subject == "total"
+    (amount,) = broken(doctype, answer(lines=[{"sku": F("A1"), "qty": F(2), "price": F(5), "amount": F(11)}],
+                                       subtotal=F(11), total=F(14)))["line_amount"]
+    assert amount.subject == "lines[0].amount"
+
+
 # --- expressions ---
 
 
