@@ -292,6 +292,8 @@ UPLOAD_MAX_FILE_MB = env_int("UPLOAD_MAX_FILE_MB", 50, minimum=1)
 UPLOAD_MAX_PAGES = env_int("UPLOAD_MAX_PAGES", 200, minimum=1)
 UPLOAD_MAX_PIXELS = env_int("UPLOAD_MAX_PIXELS", 60_000_000, minimum=1_000_000)
 UPLOAD_MAX_ZIP_FILES = env_int("UPLOAD_MAX_ZIP_FILES", 500, minimum=1)
+# A draft type's trial reads a sample, on a worker: its pages are bounded so that a long scan is refused at once
+TRIAL_MAX_PAGES = env_int("TRIAL_MAX_PAGES", 20, minimum=1)
 DATA_UPLOAD_MAX_NUMBER_FILES = UPLOAD_MAX_ZIP_FILES
 FILE_UPLOAD_MAX_MEMORY_SIZE = 5 * 1024 * 1024
 DATA_UPLOAD_MAX_MEMORY_SIZE = 10 * 1024 * 1024

@@ -63,12 +63,14 @@ def batch_create(*, name: str, doctype: str, ocr_engine: str, options: dict | No
                                 settings=options or {}, created_by=user)
 
 
-def batch_add_files(*, batch: Batch, files: list[IncomingFile], queue: bool = True) -> list[Document]:
-    """Store every file unchanged, expand zips, check each document, and queue the good ones.
+def batch_add_files(*, batch: Batch, files: list[IncomingFile], queue: bool = True,
+                    limits: intake.Limits | None = None) -> list[Document]:
+    """Store every file unchanged, expand zips, check each document (against `limits`, else the settings'),
+    and queue the good ones.
 
     A bad file or zip member becomes a FAILED document with the reason; the rest goes on.
     """
-    limits = intake_limits()
+    limits = limits or intake_limits()
     documents: list[Document] = []
     seen: dict[str, Document] = {
         d.sha256: d for d in batch.documents.filter(duplicate_of__isnull=True).exclude(sha256="")

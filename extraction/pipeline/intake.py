@@ -88,10 +88,12 @@ class Limits:
     max_zip_total_bytes: int = 500 * MiB  # uncompressed sum; also caps the zip file itself
     max_zip_ratio: float = 100.0  # uncompressed / compressed, per member
     zip_ratio_min_bytes: int = MiB  # tiny members compress absurdly well and are harmless
+    # what a document over max_pages is told to do
+    pages_advice: str = "Split it into smaller files and upload them in one batch."
 
     def __post_init__(self) -> None:
         for name, value in vars(self).items():
-            if value <= 0:
+            if isinstance(value, int | float) and value <= 0:
                 raise ValueError(f"Limits.{name} must be positive, got {value}")
 
 
@@ -301,8 +303,7 @@ def _bomb(filename: str, where: str, width: int, height: int, limits: Limits) ->
 def _too_many_pages(filename: str, count: str, limits: Limits) -> IntakeError:
     return IntakeError(
         "too_many_pages",
-        f'"{filename}" has {count} pages, over the limit of {_n(limits.max_pages)} pages. '
-        "Split it into smaller files and upload them in one batch.",
+        f'"{filename}" has {count} pages, over the limit of {_n(limits.max_pages)} pages. {limits.pages_advice}',
     )
 
 

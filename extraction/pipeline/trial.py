@@ -1,24 +1,29 @@
-"""Trying a draft document type on one document: a trial batch read here and now."""
+"""Trying a draft document type on one document: a trial batch, read on a worker like any batch."""
 
 from __future__ import annotations
 
+from dataclasses import replace
+
+from django.conf import settings
+
 from extraction.doctypes.defined.check import spec_parse
 from extraction.models import Batch, Document
-from extraction.pipeline.ingest import IncomingFile, batch_add_files
-from extraction.pipeline.process import document_process
+from extraction.pipeline.ingest import IncomingFile, batch_add_files, intake_limits
 
-__all__ = ["doctype_trial_run"]
+__all__ = ["doctype_trial_start"]
 
 
-def doctype_trial_run(*, data: dict, file: IncomingFile, ocr_engine: str, user) -> Document:
-    """Read one document with a draft definition, here and now, as a trial batch (kept out of lists,
-    queue and audits) that the desk shows on its two panes. The draft is checked first (DefinitionError);
-    a bad file ends as a FAILED document with its reason, as in any batch."""
+def doctype_trial_start(*, data: dict, file: IncomingFile, ocr_engine: str, user) -> Document:
+    """Queue one document to be read with a draft definition, as a trial batch (kept out of lists, queue and
+    audits) that the desk shows on its two panes once a worker has read it: the request that starts it reads
+    nothing. The draft is checked first (DefinitionError); a bad file, or one of more than TRIAL_MAX_PAGES
+    pages, ends as a FAILED document with its reason at once, as in any batch."""
     spec = spec_parse(data)
     batch = Batch.objects.create(name=f"Trial of {spec.label}", doctype=spec.name, ocr_engine=ocr_engine,
                                  settings={"definition": spec.as_data()}, trial=True, created_by=user)
-    documents = batch_add_files(batch=batch, files=[file], queue=False)
-    document = documents[0]
-    document_process(document_id=document.id)  # claims it only if intake queued it
-    document.refresh_from_db()
+    limits = intake_limits()
+    limits = replace(limits, max_pages=min(limits.max_pages, settings.TRIAL_MAX_PAGES),
+                     pages_advice="A trial reads a short sample: try the type on a document of fewer pages, or "
+                                  "save it and upload the whole document in a batch.")
+    (document,) = batch_add_files(batch=batch, files=[file], limits=limits)[:1]
     return document

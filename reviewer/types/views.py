@@ -21,7 +21,8 @@ from extraction.doctypes.services import doctype_version_save
 from extraction.models import Batch, Document
 from extraction.ocr.registry import ENGINE_CHOICES
 from extraction.pipeline.ingest import IncomingFile
-from extraction.pipeline.trial import doctype_trial_run
+from extraction.pipeline.trial import doctype_trial_start
+from extraction.states import Status
 from reviewer.access import role_required
 from reviewer.batches.deletion import DeletionError, batch_delete
 from reviewer.roles import ADMIN
@@ -82,6 +83,8 @@ def doctype_edit(request: HttpRequest, name: str | None = None) -> HttpResponse:
     elif request.GET.get("trial"):
         trial = get_trial(request, whole_number(request.GET["trial"]) or 0)
         data, trial_document = trial.settings["definition"], trial.documents.first()
+        if request.htmx and request.GET.get("partial") == "trial":  # the trial's progress, polled while it is read
+            return render(request, "doctypes/edit.html#trial", _trial_context(trial_document))
     elif saved is not None:
         data = saved.definition
     elif request.GET.get("from"):
@@ -92,10 +95,17 @@ def doctype_edit(request: HttpRequest, name: str | None = None) -> HttpResponse:
         "name": name, "saved": saved, "data": data, "rows": rows_from_data(data), "problems": problems,
         "warnings": _warnings(data) if not problems else [],
         "preview": _preview(data) if not problems else None, "field_kinds": FIELD_KINDS, "rule_kinds": RULE_KINDS,
-        "engines": ENGINE_CHOICES, "trial": trial_document,
+        "engines": ENGINE_CHOICES, **_trial_context(trial_document),
         "versions": doctype_versions(name=name) if name else [],
     }
     return render(request, "doctypes/edit.html", context, status=400 if problems else 200)
+
+
+_FINAL = {Status.PASSED.value, Status.FLAGGED.value, Status.FAILED.value}
+
+
+def _trial_context(document: Document | None) -> dict:
+    return {"trial": document, "trial_done": document is None or document.status in _FINAL}
 
 
 def _warnings(data: dict) -> list[str]:
@@ -125,7 +135,7 @@ def _try(request: HttpRequest, data: dict) -> Document:
         with path.open("wb") as out:
             for chunk in upload.chunks():
                 out.write(chunk)
-        document = doctype_trial_run(data=data, file=IncomingFile(upload.name, path),
+        document = doctype_trial_start(data=data, file=IncomingFile(upload.name, path),
                                      ocr_engine=request.POST.get("ocr_engine") or "auto", user=request.user)
     _forget_old_trials(request.user)
     return document

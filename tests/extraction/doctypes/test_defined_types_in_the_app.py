@@ -72,6 +72,11 @@ def test_trying_a_draft_reads_one_document_and_keeps_it_out_of_lists_and_queue(c
     response = client_as("admin").post("/types/new/", {**post_form(), "action": "try", "sample": sample,
                                                        "ocr_engine": "pdf-text"}, follow=True)
     assert response.redirect_chain[0][0].startswith("/types/new/?trial=")  # the draft comes back by GET
+    queued = response.context["trial"]
+    assert queued.status == "queued" and not queued.pages.exists()  # the request read nothing: a worker does
+    assert 'id="trial-progress"' in response.text and "waiting for a worker" in response.text
+    document_process(document_id=queued.id)  # the worker
+    response = client_as("admin").get(response.redirect_chain[0][0])
     trial = response.context["trial"]
     assert trial.status == "flagged" and trial.batch.trial
     extraction = Extraction.objects.get(document=trial)
@@ -83,6 +88,35 @@ def test_trying_a_draft_reads_one_document_and_keeps_it_out_of_lists_and_queue(c
     assert desk.status_code == 200 and "outside the policy" in desk.text
     draft = client_as("admin").get(f"/types/new/?trial={trial.batch.id}")
     assert draft.context["data"]["rules"][0]["message"] == OLD_RULE
+
+
+def test_a_trials_progress_is_polled_until_it_is_read_and_then_shows_the_result(client_as, llm_env):
+    llm_env.always(reads_receipts)
+    client = client_as("admin")
+    sample = SimpleUploadedFile("new.pdf", receipt("06/05/2024"), content_type="application/pdf")
+    url = client.post("/types/new/", {**post_form(), "action": "try", "sample": sample, "ocr_engine": "pdf-text"})["Location"]
+    progress = client.get(url + "&partial=trial", HTTP_HX_REQUEST="true").content.decode()
+    assert progress.lstrip().startswith('<section id="trial-progress"') and 'hx-trigger="every 2s"' in progress
+    assert "<form" not in progress  # the partial only
+    document_process(document_id=Batch.objects.get(trial=True).documents.get().id)
+    done = client.get(url + "&partial=trial", HTTP_HX_REQUEST="true").content.decode()
+    assert 'id="trial-result"' in done and "passed" in done and "hx-trigger" not in done
+
+
+def test_a_trial_of_a_long_scan_is_refused_at_once_without_reading_it(client_as, settings):
+    import pymupdf
+
+    settings.TRIAL_MAX_PAGES = 5
+    pdf = pymupdf.open()
+    for _ in range(150):
+        pdf.new_page()
+    sample = SimpleUploadedFile("scan.pdf", pdf.tobytes(), content_type="application/pdf")
+    response = client_as("admin").post("/types/new/", {**post_form(), "action": "try", "sample": sample,
+                                                       "ocr_engine": "pdf-text"}, follow=True)
+    trial = response.context["trial"]
+    assert (trial.status, trial.error_code) == ("failed", "too_many_pages") and not trial.pages.exists()
+    assert "over the limit of 5 pages. A trial reads a short sample" in response.text
+    assert 'id="trial-progress"' not in response.text and 'id="trial-desk"' not in response.text
 
 
 def _batch(admin, tmp_path, *dates: str) -> Batch:

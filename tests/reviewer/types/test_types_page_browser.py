@@ -45,7 +45,10 @@ def test_an_admin_defines_a_type_tries_it_saves_it_and_a_reviewer_reads_its_rule
     page.set_input_files("input[name=sample]", str(old))
     page.select_option("select[name=ocr_engine]", "pdf-text")
     page.click("#try-button")
-    page.wait_for_selector("#trial-result")
+    page.wait_for_selector("#trial-progress")  # the request only queued it; the page follows its progress
+    trial = Document.objects.get(batch__trial=True)
+    document_process(document_id=trial.id)  # a worker reads it meanwhile
+    page.wait_for_selector("#trial-result", timeout=10_000)
     assert "flagged" in page.inner_text("#trial-result h2")
     assert not DocTypeVersion.objects.exists()
     page.click("#trial-desk")
