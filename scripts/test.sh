@@ -27,8 +27,8 @@ trap cleanup EXIT
 export OMP_THREAD_LIMIT=1
 unset LLM_BASE_URL LLM_MODEL LLM_API_KEY
 # Two workers a core: many tests wait on a Celery worker, a browser or a timeout, and the others fill that time
-# (docs/BENCHMARKS.md#the-test-suite).
-workers="${PYTEST_WORKERS:-$(( $(nproc) * 2 ))}"
+# (docs/BENCHMARKS.md#the-test-suite). nproc is asked without OMP_THREAD_LIMIT, which it honours: 1 would be 2 workers.
+workers="${PYTEST_WORKERS:-$(( $(env -u OMP_THREAD_LIMIT -u OMP_NUM_THREADS nproc) * 2 ))}"
 if [ "$workers" = 1 ]; then
   .venv/bin/python -m pytest "$@"
 else
