@@ -105,15 +105,15 @@ def desk_context(*, user, document: Document, field: str | None = None, violatio
     bars = _bars(document=document, extraction=extraction, violations=violations, labels=labels,
                  shorts={path: it["short"] for path, it in items.items()},
                  unsure=((path, it["label"], it["fv"]) for path, it in items.items()), perms=perms)
-    if with_page and not (focus or field or violation) and bars["triage"]:
-        focus = bars["triage"][0]["items"][0]["first"] or None  # where the first broken rule says to look
+    # where the first broken rule says to look: the field the desk opens on (only when the page is opened)
+    lead = bars["triage"][0]["items"][0]["first"] if with_page and bars["triage"] else ""
     return {
         **bars,
         "groups": groups, "items": items, **stage,
         "selected_field": items.get(selected_path) if selected_path else None, "selected_path": selected_path,
         "selected_violation": selected_violation,
         "editing": editing, "edit_error": edit_error, "edit_raw": edit_raw,
-        "focus_path": focus or field, "decision_error": decision_error, "note": note, "show_note": show_note,
+        "focus_path": focus or field, "lead_path": lead, "decision_error": decision_error, "note": note, "show_note": show_note,
         "others": presence.presence_others(document_id=document.id, user=user) if with_page else [],
     }
 

@@ -522,8 +522,9 @@
       if (r) { selectRule(r); }
     }
     if ($("#fields .edit-form")) { selectEditValue(); return; }  // autofocus is on the edit box
-    // focus the first flagged field without scrolling anything: the broken rules stay in view above
-    var wanted = $("#fields").getAttribute("data-focus");
+    // focus, without scrolling anything (the broken rules stay in view above), the field asked for, else where
+    // the first broken rule says to look (a sum's total), else the first flagged field
+    var wanted = $("#fields").getAttribute("data-focus") || $("#fields").getAttribute("data-lead");
     var first = (wanted && byPath(wanted)) || $("#fields .cell.flagged a.field") || fieldLinks()[0];
     if (first) { setCurrent(first); first.focus({ preventScroll: true }); keepVisible(first, $("#fields")); }
   }

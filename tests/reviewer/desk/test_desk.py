@@ -558,4 +558,4 @@ def test_a_broken_sum_is_labelled_with_its_total_and_the_desk_opens_on_that_cell
     rule = re.search(r'<a class="rule"[^>]*data-first="([^"]*)"[^>]*>(.*?)</a>', html, re.S)
     assert rule.group(1) == "valid_votes"
     assert "Valid votes" in rule.group(2) and "votes …" not in rule.group(2)
-    assert 'data-focus="valid_votes"' in html
+    assert 'data-lead="valid_votes"' in html
