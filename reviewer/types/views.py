@@ -11,6 +11,7 @@ from django.contrib import messages
 from django.http import Http404, HttpRequest, HttpResponse
 from django.shortcuts import redirect, render
 from django.urls import reverse
+from django.utils.html import format_html
 
 from extraction.doctypes.defined.check import DefinitionError, spec_parse, spec_warnings
 from extraction.doctypes.defined.files import spec_to_yaml
@@ -26,7 +27,7 @@ from extraction.states import Status
 from reviewer.access import role_required
 from reviewer.batches.deletion import DeletionError, batch_delete
 from reviewer.roles import ADMIN
-from reviewer.types.presenters import data_from_post, rows_from_data
+from reviewer.types.presenters import data_from_post, post_edited, problems_placed, rows_from_data
 from reviewer.whole_numbers import whole_number
 
 KEPT_TRIALS = 3  # an admin's newest trials, kept to compare drafts on the desk
@@ -57,11 +58,15 @@ def doctype_edit(request: HttpRequest, name: str | None = None) -> HttpResponse:
         raise Http404("No such document type.")
     trial_document = None
     problems: list[str] = []
+    extra: dict[str, int] = {}
     if request.method == "POST":
-        data = data_from_post(request.POST)
         action = request.POST.get("action", "preview")
+        edited = post_edited(request.POST, action)
+        data = data_from_post(edited[0] if edited else request.POST)
         if name:
             data["name"] = name  # a defined type keeps its name: a new name is a new type
+        if edited:  # a row added, removed or moved: the draft comes back as it is, checked when asked
+            action, extra = "edit", edited[1]
         try:
             if action == "save":
                 version, created = doctype_version_save(data=data, user=request.user)
@@ -76,7 +81,7 @@ def doctype_edit(request: HttpRequest, name: str | None = None) -> HttpResponse:
                 batch_id = _try(request, data).batch_id
                 return redirect(f"{reverse('doctype_edit', args=[name]) if name else reverse('doctype_new')}"
                                 f"?trial={batch_id}")
-            else:
+            elif action != "edit":
                 spec_parse(data)
         except DefinitionError as err:
             problems = err.problems
@@ -91,8 +96,17 @@ def doctype_edit(request: HttpRequest, name: str | None = None) -> HttpResponse:
         data = _shipped(request.GET["from"])
     else:
         data = {"name": "", "label": "", "description": "", "instructions": "", "fields": [], "rules": []}
+    rows = rows_from_data(data, extra=extra)
+    problems, by_rule = problems_placed(problems, data)
+    for index, found in by_rule.items():
+        rows["rules"][index]["problems"] = found
+    here = reverse("doctype_edit", args=[name]) if name else reverse("doctype_new")
     context = {
-        "name": name, "saved": saved, "data": data, "rows": rows_from_data(data), "problems": problems,
+        "name": name, "saved": saved, "data": data, "rows": rows, "problems": problems,
+        "table_keys": [t["key"] for t in rows["tables"] if t["key"]],
+        # a row added, removed or moved comes back without a reload; without script the button posts the form
+        "edit_hx": format_html('hx-post="{}" hx-target="#doctype-form" hx-select="#doctype-form" hx-swap="outerHTML"',
+                               here),
         "warnings": _warnings(data) if not problems else [],
         "preview": _preview(data) if not problems else None, "field_kinds": FIELD_KINDS, "rule_kinds": RULE_KINDS,
         "engines": ENGINE_CHOICES, **_trial_context(trial_document),

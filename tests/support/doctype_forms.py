@@ -19,7 +19,7 @@ def posted(data: dict) -> dict[str, str]:
             post[f"table-{i}-group"] = "on"
     for i, r in enumerate(rows["rules"]):
         post.update({f"rule-{i}-{k}": r[k] for k in ("code", "label", "kind", "message", "message_none_of")})
-        post.update({f"rule-{i}-{name}": value for name, value in r["params"]})
+        post.update({f"rule-{i}-{p['name']}": p["value"] for p in r["params"]})
         post.update({f"rule-{i}-{flag}": "on" for flag in ("not_future", "any") if r[flag]})
     for i, q in enumerate(rows["rubric"]):
         post.update({f"rubric-{i}-{k}": v for k, v in q.items()})

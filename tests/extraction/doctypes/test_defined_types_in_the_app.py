@@ -39,8 +39,18 @@ def test_a_definition_with_a_mistake_is_refused_with_its_sentence_and_saves_noth
     client = client_as("admin")
     response = client.post("/types/new/", {**post_form(), "rule-0-field": "day", "action": "save"})
     assert response.status_code == 400
-    assert "rule &#x27;policy_date&#x27;: its field &#x27;day&#x27; is not a field of this type" in response.text
+    # named as the page names the rule, in the list and beside the rule itself
+    assert "Rule 1, Older than the policy allows: its field &#x27;day&#x27; is not a field of this type" in response.text
+    rule = response.text[response.text.index('id="rule-0"'):]
+    assert '<p class="error rule-problem">its field &#x27;day&#x27; is not a field of this type</p>' in rule[:600]
     assert not DocTypeVersion.objects.exists()
+
+
+def test_a_rule_with_a_misshapen_date_is_told_so_in_words_beside_it(client_as):
+    response = client_as("admin").post("/types/new/", {**post_form(rule_after="1/1/2020"), "action": "preview"})
+    assert response.status_code == 400
+    assert "Rule 1, Older than the policy allows: On or after: write a date as YYYY-MM-DD" in response.text
+    assert "rules.0.after" not in response.text and "String should match" not in response.text
 
 
 def test_the_preview_shows_the_instructions_and_the_answers_json_schema(client_as):

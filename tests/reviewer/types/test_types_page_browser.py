@@ -4,6 +4,7 @@ under it; a reviewer then sees the flagged receipt with the sentence the admin w
 from __future__ import annotations
 
 import pytest
+from playwright.sync_api import expect
 
 from extraction.models import Batch, DocTypeVersion, Document
 from extraction.pipeline.process import document_process
@@ -28,14 +29,17 @@ def test_an_admin_defines_a_type_tries_it_saves_it_and_a_reviewer_reads_its_rule
     page.fill("textarea[name=instructions]", "You read shop receipts.")
     for i, (key, label, kind) in enumerate([("company", "Company", "text"), ("date", "Date", "date"),
                                             ("total", "Total", "money")]):
+        if i:
+            page.click("button[value=add-field]")  # a row more, in place
         page.fill(f"input[name=field-{i}-key]", key)
         page.fill(f"input[name=field-{i}-label]", label)
         page.select_option(f"select[name=field-{i}-kind]", kind)
         page.check(f"input[name=field-{i}-required]")
+    page.click("button[value=preview]")  # the fields come back as the rules' choices
     page.fill("input[name=rule-0-code]", "policy_date")
     page.fill("input[name=rule-0-label]", "Older than the policy allows")
     page.select_option("select[name=rule-0-kind]", "date_range")
-    page.fill("input[name=rule-0-field]", "date")
+    page.select_option("select[name=rule-0-field]", "date")
     page.fill("input[name=rule-0-after]", "2020-01-01")
     page.fill("input[name=rule-0-message]", OLD_RULE)
 
@@ -84,3 +88,34 @@ def test_an_admin_defines_a_type_tries_it_saves_it_and_a_reviewer_reads_its_rule
     assert ("Receipts from before 2020 are outside the policy (this one is dated 2019-03-02)."
             in reviewer.inner_text("main"))
     reviewer.close()
+
+
+def test_a_rule_asks_only_for_what_its_kind_reads_and_rows_come_and_go_without_a_reload(live_server, page, users):
+    base = live_server.url
+    login(page, base, "admin")
+    page.goto(base + "/types/new/")
+    page.fill("input[name=name]", "utility_bill")
+    page.fill("input[name=label]", "Utility bill")
+    page.fill("input[name=field-0-label]", "Period start")
+    page.select_option("select[name=field-0-kind]", "date")
+    page.evaluate("window.kept = 1")  # gone if the page were loaded again
+    page.click("button[value=add-field]")
+    page.fill("input[name=field-1-label]", "Period end")
+    page.select_option("select[name=field-1-kind]", "date")
+    page.click("button[value=add-rule]")  # the blank rule and one more, both offered the two dates
+    page.wait_for_selector("#rule-1")
+    assert page.evaluate("window.kept") == 1
+    assert page.input_value("input[name=field-0-label]") == "Period start"
+    rule = page.locator("#rule-0")
+    page.select_option("select[name=rule-0-kind]", "compare")
+    assert rule.locator("label[data-param=other]").is_visible()
+    assert not rule.locator("label[data-param=pattern]").is_visible()
+    assert not rule.locator("label[data-param=not_future]").is_visible()
+    assert "compared with another field" in rule.locator(".kind-explains").inner_text()
+    assert rule.locator("select[name=rule-0-other] option").all_inner_texts() == ["—", "Period start", "Period end"]
+    page.select_option("select[name=rule-0-kind]", "pattern")
+    assert rule.locator("label[data-param=pattern]").is_visible()
+    assert not rule.locator("label[data-param=other]").is_visible()
+    page.click("button[aria-label='Remove field 2']")
+    expect(page.locator("input[name=field-1-label]")).to_have_count(0)
+    assert page.input_value("input[name=field-0-label]") == "Period start" and page.evaluate("window.kept") == 1
