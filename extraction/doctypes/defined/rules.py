@@ -146,7 +146,7 @@ def _expression(rule: RuleSpec, fields: Fields) -> Rule:
         columns = {n: [fields.number(answer, p) for p in fields.paths(answer, n)] for n in expr.sums()}
         expected, found = expr.evaluate(values, columns), fields.number(answer, path(target))  # type: ignore[arg-type]
         if expected is None and (zero := expr.zero_divisor(values, columns)) is not None:  # type: ignore[arg-type]
-            return [_uncomputable(rule, fields, expr, zero, path, singles)]
+            return [_uncomputable(rule, expr, zero, path, singles)]
         if expected is None or found is None or _within(expected, found, rule):
             return []
         cited = tuple(dict.fromkeys([*(path(n) for n in singles if read[n] is not None),
@@ -165,8 +165,8 @@ def _expression(rule: RuleSpec, fields: Fields) -> Rule:
     return check
 
 
-def _uncomputable(rule: RuleSpec, fields: Fields, expr: Expr | Condition, zero: Expr,
-                  path: Callable[[str], str], singles: list[str]) -> Violation:
+def _uncomputable(rule: RuleSpec, expr: Expr | Condition, zero: Expr, path: Callable[[str], str],
+                  singles: list[str]) -> Violation:
     """A rule whose arithmetic cannot be computed on this answer (it divides by 0): unchecked, for a person to
     look at, and a problem of the definition, which did not say what the rule means then. Never a pass."""
     cited = tuple(dict.fromkeys(path(n) for n in singles))
@@ -195,7 +195,7 @@ def _condition(rule: RuleSpec, fields: Fields) -> Rule:
         left, right = cond.left.evaluate(values, columns), cond.right.evaluate(values, columns)  # type: ignore[arg-type]
         if left is None or right is None:
             zero = cond.zero_divisor(values, columns)  # type: ignore[arg-type]
-            return [] if zero is None else [_uncomputable(rule, fields, cond, zero, path, singles)]
+            return [] if zero is None else [_uncomputable(rule, cond, zero, path, singles)]
         if cond.holds(left, right):
             return []
         cited = tuple(dict.fromkeys([*(path(n) for n in singles if read[n] is not None),
@@ -225,8 +225,8 @@ def _compare(rule: RuleSpec, fields: Fields) -> Rule:
     dates = fields.kind(rule.field or "") == "date"
     offset = Decimal(rule.offset) if rule.offset else Decimal(0)
     constant = Decimal(rule.value) if rule.value is not None else None
-    same_table = rule.other and fields.spec.table_of(rule.other) == fields.spec.table_of(rule.field or "") \
-        and fields.spec.table_of(rule.other) is not None
+    other_table = fields.spec.table_of(rule.other) if rule.other else None
+    same_table = other_table is not None and other_table == fields.spec.table_of(rule.field or "")
 
     def read(answer: dict[str, Any], path: str) -> date | Decimal | None:
         if dates:

@@ -21,7 +21,7 @@ __all__ = ["FIELD_KINDS", "LANGUAGES", "OPERATORS", "PLACEHOLDERS", "RULE_KINDS"
 FIELD_KINDS = ("text", "number", "money", "count", "date", "code", "choice", "currency", "fraction")
 RULE_KINDS = ("column_sum", "expression", "condition", "compare", "digits_words", "pattern", "date_range", "one_of",
               "required", "min_rows", "unique")
-# How `compare` relates a field to another (or to a value), in its own words for dates and for numbers.
+# How `compare` relates a field to another field or to a number.
 OPERATORS = ("<", "<=", ">", ">=", "=", "!=")
 # Languages whose spelled numbers `digits_words` reads (extraction/doctypes/defined/number_words.py): "es_digits",
 # Spanish digit words read digit by digit as tally sheets print counts; "en", English cardinal numbers.

@@ -71,4 +71,3 @@ KINDS = {k.name: k for k in (
     Kind("min_rows", "A table has rows", "A table has at least so many rows.", ("table", "count")),
     Kind("unique", "No value twice", "No two rows of a table have the same value in a column.", ("field",)),
 )}
-
