@@ -137,13 +137,8 @@ def _expression(rule: RuleSpec, fields: Fields) -> Rule:
     defaults = {ref: Decimal(v) for ref, v in rule.defaults.items()}
 
     def one(answer: dict[str, Any], row: int | None) -> list[Violation]:
-        def path(ref: str) -> str:
-            table = fields.spec.table_of(ref)
-            return f"{table}[{row}].{ref.partition('.')[2]}" if table and row is not None else ref
-
-        read = {n: fields.number(answer, path(n)) for n in singles}
-        values = {n: read[n] if read[n] is not None else defaults.get(n) for n in singles}
-        columns = {n: [fields.number(answer, p) for p in fields.paths(answer, n)] for n in expr.sums()}
+        path = _on_row(fields, row)
+        read, values, columns = _operands(fields, answer, path, singles, expr.sums(), defaults)
         expected, found = expr.evaluate(values, columns), fields.number(answer, path(target))  # type: ignore[arg-type]
         if expected is None and (zero := expr.zero_divisor(values, columns)) is not None:  # type: ignore[arg-type]
             return [_uncomputable(rule, expr, zero, path, singles)]
@@ -156,6 +151,30 @@ def _expression(rule: RuleSpec, fields: Fields) -> Rule:
                            row_path=path(target) if row is not None else "", target=_words(target, fields),
                            subject=path(target))]
 
+    return _over_rows(one, tables, fields)
+
+
+def _on_row(fields: Fields, row: int | None) -> Callable[[str], str]:
+    """The path of a reference on `row` ('lines.amount' -> 'lines[2].amount'); a single field's own path."""
+    def path(ref: str) -> str:
+        table = fields.spec.table_of(ref)
+        return f"{table}[{row}].{ref.partition('.')[2]}" if table and row is not None else ref
+
+    return path
+
+
+def _operands(fields: Fields, answer: dict[str, Any], path: Callable[[str], str], singles: list[str],
+              sums: set[str], defaults: dict[str, Decimal]) -> tuple[dict, dict, dict]:
+    """What an expression reads: each single operand as read (None when missing), the same with `defaults`
+    for the missing, and each summed column whole."""
+    read = {n: fields.number(answer, path(n)) for n in singles}
+    values = {n: read[n] if read[n] is not None else defaults.get(n) for n in singles}
+    columns = {n: [fields.number(answer, p) for p in fields.paths(answer, n)] for n in sums}
+    return read, values, columns
+
+
+def _over_rows(one: Callable[[dict[str, Any], int | None], list[Violation]], tables: set[str], fields: Fields) -> Rule:
+    """A rule checked once, or on every row of the one table it reads."""
     def check(answer: dict[str, Any], ctx: RuleContext) -> list[Violation]:
         if not tables:
             return one(answer, None)
@@ -185,13 +204,8 @@ def _condition(rule: RuleSpec, fields: Fields) -> Rule:
     kind = next((fields.kind(n) for n in cond.ordered_names()), "number")
 
     def one(answer: dict[str, Any], row: int | None) -> list[Violation]:
-        def path(ref: str) -> str:
-            table = fields.spec.table_of(ref)
-            return f"{table}[{row}].{ref.partition('.')[2]}" if table and row is not None else ref
-
-        read = {n: fields.number(answer, path(n)) for n in singles}
-        values = {n: read[n] if read[n] is not None else defaults.get(n) for n in singles}
-        columns = {n: [fields.number(answer, p) for p in fields.paths(answer, n)] for n in cond.sums()}
+        path = _on_row(fields, row)
+        read, values, columns = _operands(fields, answer, path, singles, cond.sums(), defaults)
         left, right = cond.left.evaluate(values, columns), cond.right.evaluate(values, columns)  # type: ignore[arg-type]
         if left is None or right is None:
             zero = cond.zero_divisor(values, columns)  # type: ignore[arg-type]
@@ -206,13 +220,7 @@ def _condition(rule: RuleSpec, fields: Fields) -> Rule:
                            found=left, kind=kind, computed="found" if cond.left.kind != "name" else "",
                            row_path=cited[0] if row is not None and cited else "", subject=subject)]
 
-    def check(answer: dict[str, Any], ctx: RuleContext) -> list[Violation]:
-        if not tables:
-            return one(answer, None)
-        (table,) = tables
-        return [v for i in range(len(fields.rows(answer, table))) for v in one(answer, i)]
-
-    return check
+    return _over_rows(one, tables, fields)
 
 
 _DATE_WORDS = {"<": "before", "<=": "on or before", ">": "after", ">=": "on or after", "=": "on", "!=": "not on"}
