@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from extraction.doctypes.registry import UnknownDocumentType, get_doctype
+from extraction.doctypes.registry import UnknownDocumentType, all_doctypes, get_doctype
 from extraction.doctypes.selectors import doctype_choices
 from extraction.pipeline.rerun import llm_available
 
@@ -18,7 +18,7 @@ def doctype_needs_llm(*, name: str) -> str | None:
         return None
     if doctype.offline_reader is not None or llm_available():
         return None
-    offline = [label for choice, label in doctype_choices() if _reads_offline(choice)]
+    offline = [d.label for d in _offline_readers()]
     instead = f", or upload under a type read without one ({', '.join(offline)})" if offline else ""
     return (f"No LLM is configured, and {doctype.label} is read only by one, so its documents could only fail: "
             f"nothing was uploaded. Set LLM_BASE_URL and LLM_MODEL (docs/CONFIGURATION.md){instead}.")
@@ -28,11 +28,11 @@ def doctypes_needing_llm() -> list[str]:
     """The labels of the types that cannot be read now for want of an LLM (empty when one is configured)."""
     if llm_available():
         return []
-    return [label for name, label in doctype_choices() if not _reads_offline(name)]
+    offline = {d.name for d in _offline_readers()}
+    return [label for name, label in doctype_choices() if name not in offline]
 
 
-def _reads_offline(name: str) -> bool:
-    try:
-        return get_doctype(name).offline_reader is not None
-    except UnknownDocumentType:
-        return False
+def _offline_readers() -> list:
+    """The types with a reader of their own. Only coded types have one: a type defined as data is read by the
+    model (extraction/doctypes/defined/build.py sets none), so the check reads no defined type from the database."""
+    return [d for d in all_doctypes() if d.offline_reader is not None]

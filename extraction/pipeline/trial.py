@@ -25,5 +25,4 @@ def doctype_trial_start(*, data: dict, file: IncomingFile, ocr_engine: str, user
     limits = replace(limits, max_pages=min(limits.max_pages, settings.TRIAL_MAX_PAGES),
                      pages_advice="A trial reads a short sample: try the type on a document of fewer pages, or "
                                   "save it and upload the whole document in a batch.")
-    (document,) = batch_add_files(batch=batch, files=[file], limits=limits)[:1]
-    return document
+    return batch_add_files(batch=batch, files=[file], limits=limits)[0]

@@ -23,7 +23,7 @@ from extraction.models import Batch, Document
 from extraction.ocr.registry import ENGINE_CHOICES
 from extraction.pipeline.ingest import IncomingFile
 from extraction.pipeline.trial import doctype_trial_start
-from extraction.states import Status
+from extraction.states import FINAL_STATUSES
 from reviewer.access import role_required
 from reviewer.batches.deletion import DeletionError, batch_delete
 from reviewer.roles import ADMIN
@@ -115,11 +115,8 @@ def doctype_edit(request: HttpRequest, name: str | None = None) -> HttpResponse:
     return render(request, "doctypes/edit.html", context, status=400 if problems else 200)
 
 
-_FINAL = {Status.PASSED.value, Status.FLAGGED.value, Status.FAILED.value}
-
-
 def _trial_context(document: Document | None) -> dict:
-    return {"trial": document, "trial_done": document is None or document.status in _FINAL}
+    return {"trial": document, "trial_done": document is None or document.status in FINAL_STATUSES}
 
 
 def _warnings(data: dict) -> list[str]:
