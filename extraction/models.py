@@ -408,3 +408,91 @@ class DocTypeVersion(models.Model):
 
     def __str__(self) -> str:
         return f"{self.name} v{self.version}"
+
+
+class DocTypeLive(models.Model):
+    """An admin made a version of a defined type live: batches uploaded after it read under that version. Until
+    one is made live by hand the newest saved version is live (extraction/doctypes/selectors.py). Kept as a
+    record of the decision with the comparison it was made on, and whether the admin went ahead of a warning."""
+
+    name = models.CharField(max_length=40)
+    version = models.PositiveIntegerField()
+    previous = models.PositiveIntegerField(null=True, blank=True)  # the version that was live before
+    comparison = models.JSONField(default=dict, blank=True)  # the evaluation's figures the admin saw
+    warnings = models.JSONField(default=list, blank=True)  # the sentences that said the version is worse
+    run = models.ForeignKey("EvaluationRun", null=True, blank=True, on_delete=models.SET_NULL, related_name="+")
+    decided_by = models.ForeignKey(conf.AUTH_USER_MODEL, null=True, on_delete=models.SET_NULL, related_name="+")
+    decided_at = models.DateTimeField(auto_now_add=True)
+
+    class Meta:
+        indexes = [models.Index(fields=["name", "-id"], name="doctypelive_name_newest")]
+
+    def __str__(self) -> str:
+        return f"{self.name} v{self.version} live"
+
+
+def evaluation_file_path(instance: EvaluationItem, filename: str) -> str:
+    return f"evaluation/{instance.doctype}/{filename}"
+
+
+class EvaluationItem(models.Model):
+    """A document of a type's evaluation set with the values people confirmed (expected: {path: value}): a
+    document a reviewer verified, one a supervisor's audit agreed with, or a file an admin uploaded with its
+    expected values."""
+
+    class Source(models.TextChoices):
+        VERIFIED = "verified", "Verified by a reviewer"
+        AUDITED = "audited", "Agreed in an audit"
+        UPLOADED = "uploaded", "Uploaded with expected values"
+
+    doctype = models.CharField(max_length=40)
+    document = models.ForeignKey(Document, null=True, blank=True, on_delete=models.CASCADE, related_name="+")
+    file = models.FileField(upload_to=evaluation_file_path, max_length=500, blank=True)
+    filename = models.CharField(max_length=255)
+    expected = models.JSONField(default=dict)
+    source = models.CharField(max_length=10, choices=Source.choices)
+    confirmed_by = models.ForeignKey(conf.AUTH_USER_MODEL, null=True, blank=True, on_delete=models.SET_NULL,
+                                     related_name="+")
+    confirmed_at = models.DateTimeField(null=True, blank=True)
+    created_at = models.DateTimeField(auto_now_add=True)
+
+    class Meta:
+        ordering = ["doctype", "id"]
+        constraints = [models.UniqueConstraint(fields=["doctype", "document"], condition=Q(document__isnull=False),
+                                               name="evaluationitem_one_per_document")]
+
+    def __str__(self) -> str:
+        return f"{self.doctype}: {self.filename} ({self.source})"
+
+
+class EvaluationRun(models.Model):
+    """The set read again under one version and settings, on the workers, as a hidden batch; a run of a
+    candidate is compared with its run of the live version (`compared_with`), started with it."""
+
+    doctype = models.CharField(max_length=40)
+    version = models.PositiveIntegerField(null=True, blank=True)  # None: a coded or shipped type
+    settings = models.JSONField(default=dict, blank=True)  # the overrides: llm_model, llm_input, max_rounds, ocr
+    batch = models.OneToOneField(Batch, null=True, on_delete=models.SET_NULL, related_name="evaluation_run")
+    compared_with = models.ForeignKey("self", null=True, blank=True, on_delete=models.SET_NULL, related_name="+")
+    created_by = models.ForeignKey(conf.AUTH_USER_MODEL, null=True, on_delete=models.SET_NULL, related_name="+")
+    created_at = models.DateTimeField(auto_now_add=True)
+
+    class Meta:
+        ordering = ["-id"]
+
+    def __str__(self) -> str:
+        return f"Evaluation {self.pk} of {self.doctype} v{self.version}"
+
+
+class EvaluationResult(models.Model):
+    """Which document of the run's batch reads which item of the set."""
+
+    run = models.ForeignKey(EvaluationRun, on_delete=models.CASCADE, related_name="results")
+    item = models.ForeignKey(EvaluationItem, on_delete=models.CASCADE, related_name="+")
+    document = models.ForeignKey(Document, on_delete=models.CASCADE, related_name="+")
+
+    class Meta:
+        constraints = [models.UniqueConstraint(fields=["run", "item"], name="evaluationresult_one_per_item")]
+
+    def __str__(self) -> str:
+        return f"Evaluation {self.run_id}: item {self.item_id} read as document {self.document_id}"

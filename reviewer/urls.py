@@ -13,6 +13,7 @@ urlpatterns = [
     path("", include("reviewer.audit.urls")),
     path("", include("reviewer.confidence.urls")),
     path("", include("reviewer.types.urls")),
+    path("", include("reviewer.evaluation.urls")),
     path("account/tokens/", api_views.token_list, name="token_list"),
     path("api/v1/", include("reviewer.api.urls")),
     path("webhooks/", include("reviewer.webhooks.urls")),

@@ -5,37 +5,55 @@ from __future__ import annotations
 from typing import Any
 
 from django.db.models import OuterRef, Subquery
+from django.db.models.functions import Coalesce
 
 from extraction.doctypes.base import DocumentType
 from extraction.doctypes.registry import DOCTYPE_CHOICES, doctype_from_data, get_doctype
-from extraction.models import Batch, DocTypeVersion, Extraction
+from extraction.models import Batch, DocTypeLive, DocTypeVersion, Extraction
 
-__all__ = ["RULE_LABELS_CACHE", "batch_doctype", "doctype_choices", "doctype_definition",
-           "doctype_latest_versions", "doctype_rule_labels", "doctype_version_get", "doctype_versions",
-           "extraction_doctype"]
+__all__ = ["RULE_LABELS_CACHE", "batch_doctype", "doctype_choices", "doctype_definition", "doctype_live_version",
+           "doctype_live_versions", "doctype_rule_labels", "doctype_version_get", "doctype_version_newest",
+           "doctype_versions", "extraction_doctype"]
 
 
 def doctype_definition(name: str, version: int | None) -> tuple[dict[str, Any], int] | None:
-    """A defined type's data and version number (the newest when `version` is None); None if there is none.
+    """A defined type's data and version number (the live one when `version` is None); None if there is none.
     The registry's lookup (extraction/doctypes/registry.set_defined_lookup)."""
-    rows = DocTypeVersion.objects.filter(name=name)
-    if version is not None:
-        rows = rows.filter(version=version)
-    row = rows.order_by("-version").values_list("definition", "version").first()
+    row = _versions(name=name, version=version).values_list("definition", "version").first()
     return (row[0], row[1]) if row else None
 
 
 def doctype_version_get(*, name: str, version: int | None = None) -> DocTypeVersion | None:
-    rows = DocTypeVersion.objects.filter(name=name)
-    if version is not None:
-        rows = rows.filter(version=version)
-    return rows.order_by("-version").first()
+    """A saved version of a defined type; the live one when `version` is None."""
+    return _versions(name=name, version=version).first()
 
 
-def doctype_latest_versions() -> list[DocTypeVersion]:
-    """The newest version of every defined type, by name."""
-    newest = DocTypeVersion.objects.filter(name=OuterRef("name")).order_by("-version").values("version")[:1]
-    return list(DocTypeVersion.objects.filter(version=Subquery(newest)).select_related("created_by").order_by("name"))
+def _live(name: Any) -> Coalesce:
+    """The live version of the type `name` (a value or an OuterRef), as an expression: the version an admin made
+    live last, else (none was) the newest saved."""
+    chosen = DocTypeLive.objects.filter(name=name).order_by("-id").values("version")[:1]
+    newest = DocTypeVersion.objects.filter(name=name).order_by("-version").values("version")[:1]
+    return Coalesce(Subquery(chosen), Subquery(newest))
+
+
+def _versions(*, name: str, version: int | None):
+    return DocTypeVersion.objects.filter(name=name, version=_live(name) if version is None else version)
+
+
+def doctype_version_newest(*, name: str) -> DocTypeVersion | None:
+    """The last version saved (the editor goes on from it, live or not)."""
+    return DocTypeVersion.objects.filter(name=name).order_by("-version").first()
+
+
+def doctype_live_version(*, name: str) -> int | None:
+    """The version batches are read under."""
+    return _versions(name=name, version=None).values_list("version", flat=True).first()
+
+
+def doctype_live_versions() -> list[DocTypeVersion]:
+    """The live version of every defined type, by name."""
+    return list(DocTypeVersion.objects.filter(version=_live(OuterRef("name"))).select_related("created_by")
+                .order_by("name"))
 
 
 def doctype_versions(*, name: str) -> list[DocTypeVersion]:
@@ -43,9 +61,9 @@ def doctype_versions(*, name: str) -> list[DocTypeVersion]:
 
 
 def doctype_choices() -> list[tuple[str, str]]:
-    """(name, label) of every type a batch can be uploaded under: coded and shipped ones, then the newest
+    """(name, label) of every type a batch can be uploaded under: coded and shipped ones, then the live
     version of each defined one."""
-    defined = [(v.name, f"{v.label} (defined, v{v.version})") for v in doctype_latest_versions()]
+    defined = [(v.name, f"{v.label} (defined, v{v.version})") for v in doctype_live_versions()]
     return [*DOCTYPE_CHOICES, *defined]
 
 
@@ -53,12 +71,12 @@ RULE_LABELS_CACHE = "doctype-rule-labels"
 
 
 def doctype_rule_labels() -> dict[str, str]:
-    """Rule codes in words from the newest version of each type defined in the app (cached until a version
+    """Rule codes in words from the live version of each type defined in the app (cached until a version
     is saved). The coded and shipped types' own are `registry.rule_labels()`."""
     from django.core.cache import cache
 
     def build() -> dict[str, str]:
-        return {r.get("code", ""): r.get("label", "") for v in doctype_latest_versions()
+        return {r.get("code", ""): r.get("label", "") for v in doctype_live_versions()
                 for r in v.definition.get("rules") or []}
 
     return cache.get_or_set(RULE_LABELS_CACHE, build, 300)
@@ -66,14 +84,14 @@ def doctype_rule_labels() -> dict[str, str]:
 
 def batch_doctype(*, batch: Batch, version: int | None = None) -> DocumentType:
     """The type a batch's documents are read as: a trial's draft, else its type at `version` (a re-run's),
-    the batch's own version, or the newest."""
-    if batch.trial:
+    the batch's own version, or the live one."""
+    if batch.trial and "definition" in batch.settings:
         return doctype_from_data(batch.settings["definition"])
     return get_doctype(batch.doctype, version or batch.doctype_version)
 
 
 def extraction_doctype(*, extraction: Extraction, batch: Batch) -> DocumentType:
     """The type an extraction ran under, so that past results are judged as they were read."""
-    if batch.trial:
+    if batch.trial and "definition" in batch.settings:
         return doctype_from_data(batch.settings["definition"])
     return get_doctype(extraction.doctype or batch.doctype, extraction.doctype_version)

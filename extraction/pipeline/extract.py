@@ -21,6 +21,7 @@ from extraction.models import Block, Document, Extraction, FieldValue, Page, Rou
 from extraction.ocr.blocks import BBox, BlockType, OcrBlock, OcrPage
 from extraction.ocr.geometry import PageSize
 from extraction.pipeline.lease import ClaimLost, Lease
+from extraction.pipeline.propose import proposal_run
 from extraction.pipeline.transitions import document_transition
 from extraction.proofs.resolve import resolve_proofs
 from extraction.reading.loop import Attempt, RoundOutcome
@@ -121,6 +122,9 @@ def extraction_run(*, document: Document, options: dict | None = None, lease: Le
     claim = lease.claim if lease is not None else None
     batch = document.batch
     options = {**(batch.settings or {}), **(options or {})}
+    if options.get("propose"):  # a sample to propose a new type's fields from: no type to read it with yet
+        return proposal_run(document=document, pages=ocr_pages_of(document=document),
+                            config=llm_config(overrides=options), lease=lease)
     doctype = batch_doctype(batch=batch, version=options.get("doctype_version"))
     pages = ocr_pages_of(document=document)
     if doctype.page_truth is not None:

@@ -10,7 +10,7 @@ from ninja import NinjaAPI, Swagger
 from reviewer.access import role_required
 from reviewer.api import errors
 from reviewer.api.auth import Roles
-from reviewer.api.routers import batches, doctypes, documents, review
+from reviewer.api.routers import batches, doctypes, documents, evaluations, review
 from reviewer.api.throttle import TokenRateThrottle
 from reviewer.roles import ROLES
 
@@ -46,3 +46,4 @@ api.add_router("/doctypes", doctypes.router)
 api.add_router("/batches", batches.router)
 api.add_router("/documents", documents.router)
 api.add_router("/documents", review.router)
+api.add_router("", evaluations.router)

@@ -47,7 +47,7 @@ class DocTypeSummary(Schema):
     source: Literal["code", "shipped", "defined"] = Field(
         description="Where the type comes from: written in code, a definition shipped with Proofdesk, or defined in "
                     "the app by an admin (only these have versions).")
-    version: int | None = Field(None, description="The newest saved version of a type defined in the app.")
+    version: int | None = Field(None, description="The live version of a type defined in the app (batches are read under it).")
 
 
 class DocTypeOut(DocTypeSummary):
@@ -101,7 +101,7 @@ class RerunIn(Schema):
     llm_input: str = ""
     max_rounds: int | None = None
     ocr_engine: str = ""
-    newest_type: bool = Field(False, description="Run under the newest version of a type defined in the app.")
+    newest_type: bool = Field(False, description="Run under the live version of a type defined in the app.")
 
 
 class RerunOut(Schema):
@@ -243,3 +243,35 @@ class DecisionOut(Schema):
     status: str
     review_status: str
     version: int
+
+
+class EvaluationIn(Schema):
+    version: int | None = Field(None, ge=1, description="A saved version of a type defined in the app; the live one "
+                                                         "when empty.")
+    llm_model: str = ""
+    llm_input: str = ""
+    max_rounds: int | None = Field(None, ge=1, le=10, description="Rounds of the validation loop.")
+    ocr_engine: str = ""
+
+
+class EvaluationArm(Schema):
+    run: int
+    name: str = Field(description="The version and the settings that differ from the instance's.")
+    version: int | None
+    documents: int
+    done: int = Field(description="Documents read so far (the figures grow until `done` equals `documents`).")
+    outcomes: dict[str, int] = Field(description="passed_right, false_pass, needless_review, caught, failed.")
+    fields: dict[str, dict[str, Any]] = Field(description="Per field (a table's column as one): right, compared, "
+                                                          "accuracy.")
+    rules: dict[str, dict[str, Any]] = Field(description="Per rule: fired, right_alarms, caught, wrong, precision, "
+                                                         "recall.")
+    cost_per_document: str | None
+    seconds_per_document: float | None
+
+
+class EvaluationOut(Schema):
+    id: int
+    doctype: str
+    done: bool
+    arms: list[EvaluationArm] = Field(description="This run first, then the live version's it is compared with.")
+    warnings: list[str] = Field(description="Where this run is worse than the live version, in sentences.")

@@ -13,7 +13,7 @@ from collections.abc import Mapping
 from typing import Any
 
 from extraction.doctypes.defined.spec import LANGUAGES, OPERATORS
-from extraction.doctypes.defined.vocabulary import FIELD_PARAMS, KINDS, LIST_PARAMS, PARAMS
+from extraction.doctypes.defined.vocabulary import FIELD_PARAMS, KINDS, LIST_PARAMS, PARAMS, key_of
 from reviewer.whole_numbers import whole_number
 
 __all__ = ["BLANK_FIELDS", "BLANK_RUBRIC", "BLANK_RULES", "BLANK_TABLES", "RULE_PARAMS", "data_from_post",
@@ -118,7 +118,7 @@ def data_from_post(post: Mapping[str, Any]) -> dict[str, Any]:
             tables[key] = {**own, **({"row_label": row["row_label"]} if row.get("row_label") else {}), "columns": []}
     fields = []
     for row in _rows(post, "field"):
-        spec: dict[str, Any] = {"key": row.get("key") or _key_of(row.get("label", "")), "label": row.get("label", ""),
+        spec: dict[str, Any] = {"key": row.get("key") or key_of(row.get("label", "")), "label": row.get("label", ""),
                                 "kind": row.get("kind") or "text", "required": row.get("required") == "on"}
         for name in ("section", "purpose", "pattern", "pattern_source"):
             if row.get(name):
@@ -140,7 +140,7 @@ def data_from_post(post: Mapping[str, Any]) -> dict[str, Any]:
         if row.get("message_none_of"):
             rule["message_none_of"] = row["message_none_of"]
         if not rule["code"] and rule["label"]:  # the code names the rule in data: made from its label
-            rule["code"] = _key_of(rule["label"])
+            rule["code"] = key_of(rule["label"])
         for name in RULE_PARAMS:
             value = row.get(name, "")
             if value and (name in KINDS[rule["kind"]].params if rule["kind"] in KINDS else True):
@@ -151,16 +151,10 @@ def data_from_post(post: Mapping[str, Any]) -> dict[str, Any]:
     rubric = [{"code": row.get("code", ""), "label": row.get("label", ""), "question": row.get("question", ""),
                "fields": _split(row.get("fields", ""))} for row in _rows(post, "rubric")]
     data: dict[str, Any] = {k: str(post.get(k, "")).strip() for k in ("name", "label", "description", "instructions")}
-    data["name"] = data["name"] or _key_of(data["label"])
+    data["name"] = data["name"] or key_of(data["label"])
     data.update(fields=fields, groups=[g for g in groups.values() if g["key"]],
                 tables=[t for t in tables.values() if t["key"]], rules=rules, rubric=rubric)
     return data
-
-
-def _key_of(label: str) -> str:
-    """A key made from a label, as the definition's keys are written: 'Amount due' -> 'amount_due'."""
-    key = re.sub(r"[^a-z0-9]+", "_", label.lower()).strip("_")[:40]
-    return key if key[:1].isalpha() else (f"f_{key}"[:40] if key else "")
 
 
 def field_options(data: Mapping[str, Any]) -> list[tuple[str, str]]:

@@ -12,16 +12,25 @@ from django.http import Http404, HttpRequest, HttpResponse
 from django.shortcuts import redirect, render
 from django.urls import reverse
 from django.utils.html import format_html
+from django_htmx.http import HttpResponseClientRefresh
 
 from extraction.doctypes.defined.check import DefinitionError, spec_parse, spec_warnings
 from extraction.doctypes.defined.files import spec_to_yaml
 from extraction.doctypes.defined.spec import FIELD_KINDS, RULE_KINDS
 from extraction.doctypes.registry import UnknownDocumentType, all_doctypes, doctype_from_data, get_doctype
-from extraction.doctypes.selectors import doctype_latest_versions, doctype_version_get, doctype_versions
+from extraction.doctypes.selectors import (
+    doctype_live_version,
+    doctype_live_versions,
+    doctype_version_get,
+    doctype_version_newest,
+    doctype_versions,
+)
 from extraction.doctypes.services import doctype_version_save
-from extraction.models import Batch, Document
+from extraction.models import Batch, Document, Extraction
 from extraction.ocr.registry import ENGINE_CHOICES
 from extraction.pipeline.ingest import IncomingFile
+from extraction.pipeline.propose import doctype_proposal_start
+from extraction.pipeline.rerun import llm_available
 from extraction.pipeline.trial import doctype_trial_start
 from extraction.states import FINAL_STATUSES
 from reviewer.access import role_required
@@ -43,7 +52,7 @@ def get_trial(request: HttpRequest, batch_id: int) -> Batch:
 
 @role_required(ADMIN)
 def doctype_list(request: HttpRequest) -> HttpResponse:
-    defined = doctype_latest_versions()
+    defined = doctype_live_versions()
     names = {v.name for v in defined}
     builtin = [{"name": d.name, "label": d.label, "kind": "shipped definition" if d.definition is not None else "code"}
                for d in all_doctypes() if d.name not in names]
@@ -53,12 +62,14 @@ def doctype_list(request: HttpRequest) -> HttpResponse:
 @role_required(ADMIN)
 def doctype_edit(request: HttpRequest, name: str | None = None) -> HttpResponse:
     """A new type (no `name`) or the next version of a defined one. POST actions: preview, try, save."""
-    saved = doctype_version_get(name=name) if name else None
+    saved = doctype_version_newest(name=name) if name else None  # the editor goes on from the last saved
     if name and saved is None:
         raise Http404("No such document type.")
-    trial_document = None
+    trial_document = proposal = None
     problems: list[str] = []
     extra: dict[str, int] = {}
+    if request.method == "POST" and request.POST.get("action") == "propose" and not name:
+        return _propose(request)
     if request.method == "POST":
         action = request.POST.get("action", "preview")
         edited = post_edited(request.POST, action)
@@ -70,7 +81,12 @@ def doctype_edit(request: HttpRequest, name: str | None = None) -> HttpResponse:
         try:
             if action == "save":
                 version, created = doctype_version_save(data=data, user=request.user)
-                if created:
+                live = doctype_live_version(name=version.name)
+                if created and live != version.version:
+                    messages.success(request, f"Saved {version.label} as version {version.version}. v{live} stays live: "
+                                              "the type has an evaluation set, so run it on this version and make it "
+                                              "live after its comparison.")
+                elif created:
                     messages.success(request, f"Saved {version.label} as version {version.version}.")
                 else:
                     messages.info(request, f"Nothing changed since version {version.version}; nothing saved.")
@@ -90,6 +106,14 @@ def doctype_edit(request: HttpRequest, name: str | None = None) -> HttpResponse:
         data, trial_document = trial.settings["definition"], trial.documents.first()
         if request.htmx and request.GET.get("partial") == "trial":  # the trial's progress, polled while it is read
             return render(request, "doctypes/edit.html#trial", _trial_context(trial_document))
+    elif request.GET.get("proposal") and not name:
+        proposal = get_proposal(request, whole_number(request.GET["proposal"]) or 0).documents.first()
+        done = proposal is None or proposal.status in FINAL_STATUSES
+        if request.htmx and request.GET.get("partial") == "proposal":  # polled while the model proposes
+            return HttpResponseClientRefresh() if done else render(request, "doctypes/edit.html#proposal",
+                                                                   {"proposal": proposal})
+        answer = Extraction.objects.current_for(proposal).answer if done and proposal.status == "passed" else None
+        data = answer or {"name": "", "label": "", "description": "", "instructions": "", "fields": [], "rules": []}
     elif saved is not None:
         data = saved.definition
     elif request.GET.get("from"):
@@ -109,10 +133,41 @@ def doctype_edit(request: HttpRequest, name: str | None = None) -> HttpResponse:
                                here),
         "warnings": _warnings(data) if not problems else [],
         "preview": _preview(data) if not problems else None, "field_kinds": FIELD_KINDS, "rule_kinds": RULE_KINDS,
-        "engines": ENGINE_CHOICES, **_trial_context(trial_document),
+        "engines": ENGINE_CHOICES, **_trial_context(trial_document), "proposal": proposal,
+        "proposal_done": proposal is not None and proposal.status in FINAL_STATUSES,
         "versions": doctype_versions(name=name) if name else [],
+        "live": doctype_live_version(name=name) if name else None,
     }
     return render(request, "doctypes/edit.html", context, status=400 if problems else 200)
+
+
+def get_proposal(request: HttpRequest, batch_id: int) -> Batch:
+    """The access helper for a sample the model proposes fields from: 404 unless it is one."""
+    batch = Batch.objects.filter(pk=batch_id, trial=True, settings__propose=True).first()
+    if batch is None:
+        raise Http404("No such proposal.")
+    return batch
+
+
+def _propose(request: HttpRequest) -> HttpResponse:
+    """Queue the sample for a worker to read and the model to propose fields from; the page then polls it."""
+    upload = request.FILES.get("sample")
+    if not llm_available():
+        messages.error(request, "Proposing fields needs an LLM: set LLM_BASE_URL and LLM_MODEL, or start from a "
+                                "shipped definition or from nothing.")
+    elif upload is None:
+        messages.error(request, "Choose a sample document to propose fields from.")
+    else:
+        with tempfile.TemporaryDirectory(prefix="proofdesk-proposal-") as tmp:
+            path = Path(tmp) / "sample"
+            with path.open("wb") as out:
+                for chunk in upload.chunks():
+                    out.write(chunk)
+            document = doctype_proposal_start(file=IncomingFile(upload.name, path),
+                                              ocr_engine=request.POST.get("ocr_engine") or "auto", user=request.user)
+        _forget_old_trials(request.user)
+        return redirect(f"{reverse('doctype_new')}?proposal={document.batch_id}")
+    return redirect("doctype_new")
 
 
 def _trial_context(document: Document | None) -> dict:
@@ -153,8 +208,10 @@ def _try(request: HttpRequest, data: dict) -> Document:
 
 
 def _forget_old_trials(user) -> None:
-    """An admin's trials beyond their newest few are deleted with their files: a trial is a draft's scratch."""
-    old = Batch.objects.filter(trial=True, created_by=user).order_by("-created_at", "-id")[KEPT_TRIALS:]
+    """An admin's trials beyond their newest few are deleted with their files: a trial is a draft's scratch (an
+    evaluation's hidden batch is not one)."""
+    old = Batch.objects.filter(trial=True, created_by=user, evaluation_run__isnull=True).order_by(
+        "-created_at", "-id")[KEPT_TRIALS:]
     for batch in old:
         try:
             batch_delete(batch_id=batch.id, confirm_name=batch.name, user=user, reason="an older trial of a draft type")
@@ -174,7 +231,7 @@ def _preview(data: dict) -> dict | None:
 
 @role_required(ADMIN)
 def doctype_export(request: HttpRequest, name: str) -> HttpResponse:
-    """The newest version (or ?version=N) as a YAML file, for a team's git."""
+    """The live version (or ?version=N) as a YAML file, for a team's git."""
     version = request.GET.get("version", "")
     saved = doctype_version_get(name=name, version=whole_number(version))
     if saved is None:

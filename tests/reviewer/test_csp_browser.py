@@ -12,7 +12,7 @@ pytestmark = [pytest.mark.browser, pytest.mark.django_db(transaction=True)]
 
 # Downloads and images are not pages: the browser saves or shows them, no policy applies to run.
 NOT_PAGES = {"desk_page_image", "desk_page_annotated", "batch_export_values_csv", "batch_export_values_json",
-             "batch_export_events_csv", "batch_export_events_json", "doctype_export"}
+             "batch_export_events_csv", "batch_export_events_json", "doctype_export", "evaluation_run_csv"}
 COLLECT = """
 window.__csp = [];
 document.addEventListener("securitypolicyviolation", function (e) {

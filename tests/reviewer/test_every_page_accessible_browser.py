@@ -40,6 +40,7 @@ NOT_PAGES = {
     "desk_proof": "an htmx fragment of the desk (a plain GET redirects to the desk, walked)",
     "desk_presence": "an htmx fragment of the desk: who else has the document open",
     "desk_edit": "a plain GET redirects to the desk with the edit open, walked as desk_document_editing",
+    "evaluation_run_csv": "a CSV file, not a page",
     "desk_page_image": "a download: the page's PNG",
     "desk_page_annotated": "a download: the page's PNG with its boxes drawn",
     "batch_export_values_csv": "a download: CSV",
@@ -137,8 +138,18 @@ PAGES = [
     Shown("doctype_new", A, lambda w: "/types/new/", "doctype_new"),
     Shown("doctype_new_refused", A, lambda w: "/types/new/", "doctype_new", _submit("#doctype-form", "#save-button")),
     Shown("doctype_new_from_invoice", A, lambda w: "/types/new/?from=invoice", "doctype_new"),
+    Shown("doctype_new_proposal_being_read", A, lambda w: f"/types/new/?proposal={w['proposal'].batch_id}",
+          "doctype_new"),
     Shown("doctype_edit", A, lambda w: "/types/defined/", "doctype_edit"),
     Shown("doctype_try_it", A, lambda w: f"/types/defined/?trial={w['trial'].batch_id}", "doctype_edit"),
+    Shown("doctype_try_it_being_read", A, lambda w: f"/types/defined/?trial={w['trial_queued'].batch_id}",
+          "doctype_edit"),
+    Shown("evaluation_set", A, lambda w: "/types/acta/evaluation/", "evaluation_set"),
+    Shown("evaluation_set_refused", A, lambda w: "/types/acta/evaluation/", "evaluation_set",
+          _submit("#evaluation-upload")),
+    Shown("evaluation_run", A, lambda w: f"/evaluations/{w['evaluation'].id}/", "evaluation_run"),
+    Shown("evaluation_run_being_read", A, lambda w: f"/evaluations/{w['evaluation_waiting'].id}/", "evaluation_run"),
+    Shown("doctype_make_live", A, lambda w: "/types/defined/live/2/", "doctype_make_live"),
     Shown("user_list", A, lambda w: "/users/", "user_list"),
     Shown("user_list_after_a_save", A, lambda w: f"/users/{w['users'][R].id}/", "user_list", _submit("#user-roles")),
     Shown("user_new", A, lambda w: "/users/new/", "user_new"),
@@ -168,15 +179,16 @@ KNOWN: dict[str, str] = {}  # page id -> why it may not pass yet (strict xfail)
 _WALKED: dict[str, dict] = {}  # page id -> viewport -> what axe found there ("error": the walk itself failed)
 
 
-def _trial_of_the_defined_type(batch_model, document_model, users) -> object:
-    """A trial of the defined type, as the "Try it" button leaves it (here, failed: no model to read with)."""
+def _trial_of_the_defined_type(batch_model, document_model, users, status: str = "failed") -> object:
+    """A trial of the defined type, as the "Try it" button leaves it: failed (no model to read with), or still
+    waiting for a worker (its page polls its progress)."""
     from extraction.doctypes.selectors import doctype_version_get
 
     saved = doctype_version_get(name="defined")
     trial = batch_model.objects.create(name=f"Trial of {saved.label}", doctype="defined", trial=True,
                                        settings={"definition": saved.definition}, created_by=users[A])
-    return document_model.objects.create(batch=trial, filename="sample.pdf", sha256="0" * 64, status="failed",
-                                         error_code="llm", error_message="No model is configured to read it.")
+    failed = {"error_code": "llm", "error_message": "No model is configured to read it."} if status == "failed" else {}
+    return document_model.objects.create(batch=trial, filename="sample.pdf", sha256="0" * 64, status=status, **failed)
 
 
 def _storage_unavailable_html(user) -> str:
@@ -212,6 +224,10 @@ def _walk(request) -> None:
     users = request.getfixturevalue("users")
     world = {**request.getfixturevalue("world"), "users": users}
     world["trial"] = _trial_of_the_defined_type(Batch, Document, users)
+    world["trial_queued"] = _trial_of_the_defined_type(Batch, Document, users, status="queued")
+    proposal = Batch.objects.create(name="Fields proposed from a sample", doctype="proposal", trial=True,
+                                    settings={"propose": True}, created_by=users[A])
+    world["proposal"] = Document.objects.create(batch=proposal, filename="sample.pdf", sha256="1" * 64)
     unavailable = _storage_unavailable_html(users[A])
     for role in (ANON, R, S, A):
         for size, viewport in VIEWPORTS.items():

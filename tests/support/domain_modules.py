@@ -11,7 +11,8 @@ EXTRACTION = ROOT / "extraction"
 # Pure by place: every module of these packages of extraction/ is pure domain code, but for the reads and
 # writes a package keeps beside it in `selectors.py` and `services.py`. Everything else (the pipeline, the
 # models and the modules at extraction/'s top, commands, migrations) may use Django and Celery.
-PURE_PACKAGES = ("common", "values", "ocr", "rules", "proofs", "doctypes", "llm", "reading", "confidence")
+PURE_PACKAGES = ("common", "values", "ocr", "rules", "proofs", "doctypes", "llm", "reading", "confidence",
+                 "evaluation")
 ORM_MODULES = ("selectors", "services")
 
 

@@ -40,6 +40,7 @@ ALLOWED = {
     "confidence_page": {A, S}, "confidence_threshold": {A, S}, "confidence_refit": {A, S},
     "field_sample_create": {A, S}, "field_sample": {A, S}, "field_item": {A, S}, "field_item_decide": {A, S},
     "doctype_list": {A}, "doctype_new": {A}, "doctype_edit": {A}, "doctype_export": {A},
+    "evaluation_set": {A}, "evaluation_run": {A}, "evaluation_run_csv": {A}, "doctype_make_live": {A},
     "token_list": {A, R, S},
     "webhook_list": {A}, "webhook_detail": {A}, "webhook_toggle": {A}, "webhook_delete": {A}, "webhook_replay": {A},
 }
@@ -122,13 +123,36 @@ def build_world(*, users: dict, directory: Path) -> dict:
                                "rules": [{"code": "positive", "label": HOSTILE, "kind": "pattern", "field": "total",
                                           "pattern": "[1-9].*", "source": HOSTILE, "message": HOSTILE}]},
                          user=users[A])
+    evaluation = _evaluation(users=users, passed=passed, flagged=flagged)
     # a webhook endpoint (made directly: its URL is not resolved) with one delivery, never sent (no commit here)
     endpoint = Endpoint.objects.create(url="https://hooks.example.com/proofdesk", secret=new_secret(),
                                        events=["document.passed"], description=HOSTILE, created_by=users[A])
     event = event_record(event_type="document.passed", data=document_data(passed))
     return {"batch": batch, "passed": passed, "flagged": flagged, "sample": sample, "item": sample.items.first(),
             "field_sample": fields, "field_item": fields.items.first(), "endpoint": endpoint,
-            "delivery": event.deliveries.get()}
+            "delivery": event.deliveries.get(), **evaluation}
+
+
+def _evaluation(*, users: dict, passed, flagged) -> dict:
+    """The acta's evaluation set (hostile names and values) with a run read beside the live version (its
+    documents are the world's, read already) and one still waiting for a worker; the defined type's v2, saved
+    after its set began, so not live."""
+    from extraction.evaluation.services import evaluation_run_start
+    from extraction.models import EvaluationItem, EvaluationResult, EvaluationRun
+
+    items = [EvaluationItem.objects.create(doctype=doctype, document=document, filename=f"{HOSTILE}.pdf",
+                                           expected={"acta_id": HOSTILE}, source="verified", confirmed_by=users[R])
+             for doctype, document in (("acta", passed), ("acta", flagged), ("defined", passed))]
+    live = EvaluationRun.objects.create(doctype="acta", settings={"ocr": "auto"}, created_by=users[A])
+    read = EvaluationRun.objects.create(doctype="acta", settings={"max_rounds": 2, "ocr": "auto"}, compared_with=live,
+                                        created_by=users[A])
+    for run in (live, read):
+        for item in items[:2]:
+            EvaluationResult.objects.create(run=run, item=item, document=item.document)
+    waiting = evaluation_run_start(doctype="acta", version=None, options={"max_rounds": 3}, ocr_engine="", user=users[A])
+    doctype_version_save(data={"name": "defined", "label": "Defined, second version", "instructions": HOSTILE,
+                               "fields": [{"key": "total", "label": HOSTILE, "kind": "money"}]}, user=users[A])
+    return {"evaluation": read, "evaluation_waiting": waiting}
 
 
 def url_for(name: str, params: list[str], world) -> str:
@@ -138,5 +162,5 @@ def url_for(name: str, params: list[str], world) -> str:
               "sample_id": world["field_sample" if fields else "sample"].id,
               "item_id": world["field_item" if fields else "item"].id, "user_id": world["batch"].created_by_id,
               "doctype": "acta", "name": "defined", "endpoint_id": world["endpoint"].id,
-              "delivery_id": world["delivery"].id}
+              "delivery_id": world["delivery"].id, "run_id": world["evaluation"].id, "version": 2}
     return reverse(name, kwargs={p: values[p] for p in params})

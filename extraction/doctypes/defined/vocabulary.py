@@ -3,9 +3,16 @@ parameters it reads, in the order an editor asks for them. One home: the Types p
 
 from __future__ import annotations
 
+import re
 from dataclasses import dataclass
 
-__all__ = ["FIELD_PARAMS", "KINDS", "LIST_PARAMS", "PARAMS", "Kind", "Param"]
+__all__ = ["FIELD_PARAMS", "KINDS", "LIST_PARAMS", "PARAMS", "Kind", "Param", "key_of"]
+
+
+def key_of(label: str) -> str:
+    """A key made from a label, as the definition's keys are written: 'Amount due' -> 'amount_due'."""
+    key = re.sub(r"[^a-z0-9]+", "_", label.lower()).strip("_")[:40]
+    return key if key[:1].isalpha() else (f"f_{key}"[:40] if key else "")
 
 
 @dataclass(frozen=True)

@@ -15,7 +15,7 @@ from django.core.management.base import BaseCommand, CommandError
 from extraction.doctypes.defined.check import DefinitionError, spec_parse, spec_warnings
 from extraction.doctypes.defined.files import MAX_FILE, spec_from_yaml, spec_to_yaml
 from extraction.doctypes.registry import UnknownDocumentType, all_doctypes, get_doctype
-from extraction.doctypes.selectors import doctype_latest_versions, doctype_version_get
+from extraction.doctypes.selectors import doctype_live_versions, doctype_version_get
 from extraction.doctypes.services import doctype_version_save
 
 
@@ -44,7 +44,7 @@ class Command(BaseCommand):
         elif action == "import":
             self._import(options["file"], options["user"])
         else:
-            for v in doctype_latest_versions():
+            for v in doctype_live_versions():
                 self.stdout.write(f"{v.name}\tv{v.version}\t{v.label}\tdefined")
             for d in all_doctypes():
                 self.stdout.write(f"{d.name}\t-\t{d.label}\t{'shipped definition' if d.definition else 'code'}")

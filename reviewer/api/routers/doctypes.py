@@ -7,7 +7,7 @@ from django.http import HttpRequest
 from ninja import Router
 
 from extraction.doctypes.registry import UnknownDocumentType, all_doctypes, get_doctype
-from extraction.doctypes.selectors import doctype_latest_versions, doctype_versions
+from extraction.doctypes.selectors import doctype_live_versions, doctype_versions
 from reviewer.api.auth import Roles
 from reviewer.api.errors import ApiProblem
 from reviewer.api.presenters import doctype_detail, doctype_summary
@@ -22,14 +22,14 @@ router = Router(tags=["document types"])
             summary="List document types", response={200: list[DocTypeSummary], **PROBLEMS})
 def doctype_list(request: HttpRequest):
     defined = [{"name": v.name, "label": v.label, "source": "defined", "version": v.version}
-               for v in doctype_latest_versions()]
+               for v in doctype_live_versions()]
     return [*(doctype_summary(d) for d in all_doctypes()), *defined]
 
 
 @router.get("/{name}", auth=Roles(ADMIN), url_name="doctype_detail",
             summary="Get a document type", response={200: DocTypeOut, **PROBLEMS})
 def doctype_detail_get(request: HttpRequest, name: str, version: int | None = None):
-    """A type (a defined one at `version`, the newest by default) with its fields and their labels."""
+    """A type (a defined one at `version`, the live one by default) with its fields and their labels."""
     try:
         doctype = get_doctype(name, version)
     except UnknownDocumentType:

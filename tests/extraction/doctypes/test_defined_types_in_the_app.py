@@ -157,7 +157,7 @@ def test_an_extraction_keeps_the_version_it_ran_under_and_a_rerun_takes_the_new_
     desk = client_as("reviewer").get(f"/documents/{old.id}/")
     assert "outside the policy" in desk.text  # the past result is judged as it was read
     admin = client_as("admin")
-    assert "v2, the type's newest version" in admin.get(f"/batches/{batch.id}/rerun/").text
+    assert "v2, the type's live version" in admin.get(f"/batches/{batch.id}/rerun/").text
     admin.post(f"/batches/{batch.id}/rerun/", {"scope": "flagged", "newest_type": "on"})
     document_process(document_id=old.id)
     old.refresh_from_db()

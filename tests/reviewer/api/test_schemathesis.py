@@ -41,7 +41,8 @@ def in_process_wsgi():
 @pytest.fixture
 def api_world(db, users, in_process_wsgi):
     acta = flagged_acta(seed=62)
-    ids = {"batch_id": acta.document.batch_id, "document_id": acta.document.id, "number": 1, "name": "acta"}
+    ids = {"batch_id": acta.document.batch_id, "document_id": acta.document.id, "number": 1, "name": "acta",
+           "run_id": 1}
     tokens = {role: token_create(user=users[role], name="schemathesis").secret for role in ROLES}
     return ids, tokens
 

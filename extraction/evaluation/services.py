@@ -1,0 +1,126 @@
+"""Writes of evaluation sets: items gathered from what people confirmed or uploaded with expected values, and
+runs of the set read on the workers as hidden batches (extraction/evaluation/selectors.py scores them)."""
+
+from __future__ import annotations
+
+import tempfile
+from pathlib import Path
+
+from django.core.files import File
+from django.db import transaction
+from django.db.models import OuterRef, Subquery
+
+from extraction.doctypes.registry import get_doctype
+from extraction.evaluation.expected import answer_flat, expected_parse
+from extraction.models import (
+    Batch,
+    Document,
+    EvaluationItem,
+    EvaluationResult,
+    EvaluationRun,
+    Extraction,
+    ReviewEvent,
+)
+from extraction.pipeline.ingest import IncomingFile, batch_add_files
+from extraction.states import ReviewStatus
+
+__all__ = ["EvaluationError", "evaluation_items_collect", "evaluation_items_upload", "evaluation_run_start"]
+
+_CONFIRMING = {EvaluationItem.Source.VERIFIED: [ReviewEvent.Kind.VERIFY],
+               EvaluationItem.Source.AUDITED: [ReviewEvent.Kind.AUDIT_AGREE]}
+
+
+class EvaluationError(ValueError):
+    """What cannot be done with a set, in words for the admin."""
+
+
+def evaluation_items_collect(*, doctype: str) -> dict[str, int]:
+    """Add to the type's set every document people confirmed: verified or corrected by a reviewer, or agreed
+    with as a whole in a supervisor's audit and not reviewed since. An item already in the set takes the
+    values people confirmed last. Returns {"added": n, "updated": n}."""
+    confirmed = Document.objects.filter(batch__doctype=doctype, batch__trial=False)
+    reviewed = confirmed.filter(review_status__in=[ReviewStatus.VERIFIED.value, ReviewStatus.CORRECTED.value])
+    audited = confirmed.filter(review_status=ReviewStatus.UNREVIEWED.value,
+                               events__kind=ReviewEvent.Kind.AUDIT_AGREE, events__field="").distinct()
+    added = updated = 0
+    for source, documents in ((EvaluationItem.Source.VERIFIED, reviewed), (EvaluationItem.Source.AUDITED, audited)):
+        last = ReviewEvent.objects.filter(document=OuterRef("pk"), kind__in=_CONFIRMING[source]).order_by("-id")
+        current = Extraction.objects.filter(document=OuterRef("pk")).newest_first()
+        rows = documents.annotate(by=Subquery(last.values("user")[:1]), at=Subquery(last.values("created_at")[:1]),
+                                  answer=Subquery(current.values("answer")[:1]))
+        for document in rows.iterator(chunk_size=500):
+            answer = document.answer
+            if answer is None:
+                continue
+            values = {"filename": document.filename, "expected": answer_flat(answer), "source": source,
+                      "confirmed_by_id": document.by, "confirmed_at": document.at}
+            item, created = EvaluationItem.objects.get_or_create(doctype=doctype, document=document, defaults=values)
+            if created:
+                added += 1
+            elif (item.expected, item.confirmed_at) != (values["expected"], values["confirmed_at"]):
+                EvaluationItem.objects.filter(pk=item.pk).update(**values)
+                updated += 1
+    return {"added": added, "updated": updated}
+
+
+def evaluation_items_upload(*, doctype: str, files: list[IncomingFile], expected: IncomingFile, user) -> int:
+    """Add documents with the values an admin gives for them (extraction/evaluation/expected.py). Every file must
+    have its values and every value its file, or nothing is added (EvaluationError names which). Returns how
+    many were added."""
+    values = expected_parse(name=expected.filename, data=expected.path.read_bytes())
+    names = {Path(f.filename).name for f in files}
+    missing, unused = sorted(names - set(values)), sorted(set(values) - names)
+    if missing or unused:
+        said = ([f"no expected values for {', '.join(missing)}"] if missing else []) + (
+            [f"{expected.filename} names files not uploaded: {', '.join(unused)}"] if unused else [])
+        raise EvaluationError("; ".join(said) + ".")
+    with transaction.atomic():
+        for incoming in files:
+            name = Path(incoming.filename).name
+            item = EvaluationItem(doctype=doctype, filename=name, expected=values[name],
+                                  source=EvaluationItem.Source.UPLOADED, confirmed_by=user)
+            with incoming.path.open("rb") as fh:
+                item.file.save(name, File(fh), save=False)
+            item.save()
+    return len(files)
+
+
+def evaluation_run_start(*, doctype: str, version: int | None, options: dict, ocr_engine: str, user) -> EvaluationRun:
+    """Read the set again under `version` with the run's `options` (rerun_options: model, input mode,
+    rounds) and `ocr_engine`, beside a run of the live version with the instance's settings for comparison
+    (one run when the two are the same). Each run is a hidden batch the workers read like any other."""
+    items = list(EvaluationItem.objects.filter(doctype=doctype).select_related("document"))
+    if not items:
+        raise EvaluationError("The evaluation set is empty: add the documents people verified, or upload documents "
+                              "with their expected values.")
+    live = get_doctype(doctype).version
+    version = version or live
+    engine = ocr_engine or "auto"
+    candidate = _run_start(doctype=doctype, version=version, options=options, ocr_engine=engine, items=items, user=user)
+    if (version, options, engine) != (live, {}, "auto"):
+        baseline = _run_start(doctype=doctype, version=live, options={}, ocr_engine="auto", items=items, user=user)
+        EvaluationRun.objects.filter(pk=candidate.pk).update(compared_with=baseline)
+        candidate.compared_with = baseline
+    return candidate
+
+
+def _run_start(*, doctype: str, version: int | None, options: dict, ocr_engine: str, items: list[EvaluationItem],
+               user) -> EvaluationRun:
+    label = get_doctype(doctype, version).label
+    batch = Batch.objects.create(
+        name=f"Evaluation of {label}" + (f" v{version}" if version else ""), doctype=doctype, doctype_version=version,
+        ocr_engine=ocr_engine, settings={**options, **({"doctype_version": version} if version else {})},
+        trial=True, created_by=user)
+    run = EvaluationRun.objects.create(doctype=doctype, version=version, settings={**options, "ocr": ocr_engine},
+                                       batch=batch, created_by=user)
+    with tempfile.TemporaryDirectory(prefix="proofdesk-evaluation-") as tmp:
+        for item in items:
+            path = Path(tmp) / f"item-{item.pk}"
+            source = item.document.original if item.document_id else item.file
+            with source.open("rb") as fh, path.open("wb") as out:
+                for chunk in iter(lambda: fh.read(1 << 20), b""):
+                    out.write(chunk)
+            document = batch_add_files(batch=batch, files=[IncomingFile(item.filename, path)])[0]
+            EvaluationResult.objects.create(run=run, item=item, document_id=document.duplicate_of_id or document.id)
+            path.unlink()
+    return run
