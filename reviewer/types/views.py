@@ -112,7 +112,8 @@ def doctype_edit(request: HttpRequest, name: str | None = None) -> HttpResponse:
         if request.htmx and request.GET.get("partial") == "proposal":  # polled while the model proposes
             return HttpResponseClientRefresh() if done else render(request, "doctypes/edit.html#proposal",
                                                                    {"proposal": proposal})
-        answer = Extraction.objects.current_for(proposal).answer if done and proposal.status == "passed" else None
+        read = proposal is not None and proposal.status == "passed"
+        answer = Extraction.objects.current_for(proposal).answer if read else None
         data = answer or {"name": "", "label": "", "description": "", "instructions": "", "fields": [], "rules": []}
     elif saved is not None:
         data = saved.definition
@@ -151,7 +152,7 @@ def get_proposal(request: HttpRequest, batch_id: int) -> Batch:
 
 def _propose(request: HttpRequest) -> HttpResponse:
     """Queue the sample for a worker to read and the model to propose fields from; the page then polls it."""
-    upload = request.FILES.get("sample")
+    upload = request.FILES.get("proposal_sample")
     if not llm_available():
         messages.error(request, "Proposing fields needs an LLM: set LLM_BASE_URL and LLM_MODEL, or start from a "
                                 "shipped definition or from nothing.")
@@ -164,7 +165,8 @@ def _propose(request: HttpRequest) -> HttpResponse:
                 for chunk in upload.chunks():
                     out.write(chunk)
             document = doctype_proposal_start(file=IncomingFile(upload.name, path),
-                                              ocr_engine=request.POST.get("ocr_engine") or "auto", user=request.user)
+                                              ocr_engine=request.POST.get("proposal_ocr_engine") or "auto",
+                                              user=request.user)
         _forget_old_trials(request.user)
         return redirect(f"{reverse('doctype_new')}?proposal={document.batch_id}")
     return redirect("doctype_new")

@@ -27,8 +27,8 @@ def proposes_a_bill(body: dict[str, Any]):
 
 
 def _propose(client) -> Document:
-    response = client.post("/types/new/", {"action": "propose", "ocr_engine": "pdf-text",
-                                           "sample": SimpleUploadedFile("bill.pdf", bill_pdf())})
+    response = client.post("/types/new/", {"action": "propose", "proposal_ocr_engine": "pdf-text",
+                                           "proposal_sample": SimpleUploadedFile("bill.pdf", bill_pdf())})
     assert response.status_code == 302 and "?proposal=" in response["Location"]
     return Document.objects.get(batch__settings__propose=True)
 
@@ -69,7 +69,8 @@ def test_a_model_that_fails_leaves_the_proposal_failed_with_its_reason_and_retry
 
 def test_without_an_llm_a_sample_is_refused_before_anything_is_kept(client_as):
     page = client_as("admin").post("/types/new/", {"action": "propose",
-                                                   "sample": SimpleUploadedFile("bill.pdf", bill_pdf())}, follow=True)
+                                                   "proposal_sample": SimpleUploadedFile("bill.pdf", bill_pdf())},
+                                   follow=True)
     assert "Proposing fields needs an LLM" in page.text and not Batch.objects.exists()
 
 
