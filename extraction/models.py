@@ -455,6 +455,8 @@ class EvaluationItem(models.Model):
                                      related_name="+")
     confirmed_at = models.DateTimeField(null=True, blank=True)
     created_at = models.DateTimeField(auto_now_add=True)
+    # an admin took a confirmed document out of the set: kept, so that gathering again does not bring it back
+    removed_at = models.DateTimeField(null=True, blank=True)
 
     class Meta:
         ordering = ["doctype", "id"]

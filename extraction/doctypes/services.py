@@ -36,7 +36,7 @@ def doctype_version_save(*, data: dict, user) -> tuple[DocTypeVersion, bool]:
                 number = (DocTypeVersion.objects.filter(name=spec.name).aggregate(v=Max("version"))["v"] or 0) + 1
                 saved = DocTypeVersion.objects.create(name=spec.name, version=number, label=spec.label,
                                                       definition=definition, created_by=user)
-                if not EvaluationItem.objects.filter(doctype=spec.name).exists():
+                if not EvaluationItem.objects.filter(doctype=spec.name, removed_at__isnull=True).exists():
                     # nothing to compare it on: live at once; a type with an evaluation set waits for the
                     # admin to make it live after its comparison (doctype_version_make_live)
                     DocTypeLive.objects.create(name=spec.name, version=number, previous=previous,

@@ -19,7 +19,8 @@ __all__ = ["evaluation_items", "evaluation_report", "evaluation_run_get", "evalu
 
 
 def evaluation_items(*, doctype: str) -> list[EvaluationItem]:
-    return list(EvaluationItem.objects.filter(doctype=doctype).select_related("confirmed_by").order_by("-id"))
+    return list(EvaluationItem.objects.filter(doctype=doctype, removed_at__isnull=True).select_related("confirmed_by")
+                .order_by("-id"))
 
 
 def evaluation_runs(*, doctype: str, limit: int = 20) -> list[EvaluationRun]:

@@ -9,6 +9,7 @@ from pathlib import Path
 from django.core.files import File
 from django.db import transaction
 from django.db.models import OuterRef, Subquery
+from django.utils import timezone
 
 from extraction.doctypes.registry import get_doctype
 from extraction.evaluation.expected import answer_flat, expected_parse
@@ -24,7 +25,8 @@ from extraction.models import (
 from extraction.pipeline.ingest import IncomingFile, batch_add_files
 from extraction.states import ReviewStatus
 
-__all__ = ["EvaluationError", "evaluation_items_collect", "evaluation_items_upload", "evaluation_run_start"]
+__all__ = ["EvaluationError", "evaluation_item_remove", "evaluation_items_collect", "evaluation_items_upload",
+           "evaluation_run_start"]
 
 _CONFIRMING = {EvaluationItem.Source.VERIFIED: [ReviewEvent.Kind.VERIFY],
                EvaluationItem.Source.AUDITED: [ReviewEvent.Kind.AUDIT_AGREE]}
@@ -57,7 +59,8 @@ def evaluation_items_collect(*, doctype: str) -> dict[str, int]:
             item, created = EvaluationItem.objects.get_or_create(doctype=doctype, document=document, defaults=values)
             if created:
                 added += 1
-            elif (item.expected, item.confirmed_at) != (values["expected"], values["confirmed_at"]):
+            elif item.removed_at is None and (item.expected, item.confirmed_at) != (values["expected"],
+                                                                                   values["confirmed_at"]):
                 EvaluationItem.objects.filter(pk=item.pk).update(**values)
                 updated += 1
     return {"added": added, "updated": updated}
@@ -85,11 +88,27 @@ def evaluation_items_upload(*, doctype: str, files: list[IncomingFile], expected
     return len(files)
 
 
+def evaluation_item_remove(*, doctype: str, item_id: int) -> str:
+    """Take a document out of the type's set (a wrong value confirmed, a document that does not belong): a file
+    uploaded for the set is deleted with its values; a document people confirmed stays out when the set is
+    gathered again. Runs started after it leave it out; a decision to make a version live keeps the figures it
+    was made on. Returns its name."""
+    item = EvaluationItem.objects.filter(doctype=doctype, pk=item_id, removed_at__isnull=True).first()
+    if item is None:
+        raise EvaluationError("That document is not in the set (anymore).")
+    if item.document_id is None:
+        item.file.delete(save=False)
+        EvaluationItem.objects.filter(pk=item.pk).delete()
+    else:  # kept, marked: gathering what people confirmed again does not bring it back
+        EvaluationItem.objects.filter(pk=item.pk).update(removed_at=timezone.now())
+    return item.filename
+
+
 def evaluation_run_start(*, doctype: str, version: int | None, options: dict, ocr_engine: str, user) -> EvaluationRun:
     """Read the set again under `version` with the run's `options` (rerun_options: model, input mode,
     rounds) and `ocr_engine`, beside a run of the live version with the instance's settings for comparison
     (one run when the two are the same). Each run is a hidden batch the workers read like any other."""
-    items = list(EvaluationItem.objects.filter(doctype=doctype).select_related("document"))
+    items = list(EvaluationItem.objects.filter(doctype=doctype, removed_at__isnull=True).select_related("document"))
     if not items:
         raise EvaluationError("The evaluation set is empty: add the documents people verified, or upload documents "
                               "with their expected values.")

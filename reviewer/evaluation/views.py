@@ -28,6 +28,7 @@ from extraction.evaluation.selectors import (
 )
 from extraction.evaluation.services import (
     EvaluationError,
+    evaluation_item_remove,
     evaluation_items_collect,
     evaluation_items_upload,
     evaluation_run_start,
@@ -59,7 +60,8 @@ def get_run(request: HttpRequest, run_id: int) -> EvaluationRun:
 
 @role_required(ADMIN)
 def evaluation_set(request: HttpRequest, name: str) -> HttpResponse:
-    """GET: the set, its runs and the forms. POST action=collect | upload | run, then back here (or to the run)."""
+    """GET: the set, its runs and the forms. POST action=collect | upload | remove | run, then back here (or to
+    the run)."""
     doctype = get_doctype_or_404(name)
     here = reverse("evaluation_set", args=[name])
     error, form = "", request.POST if request.method == "POST" else {}
@@ -74,6 +76,10 @@ def evaluation_set(request: HttpRequest, name: str) -> HttpResponse:
             if action == "upload":
                 added = _upload(request, name)
                 messages.success(request, f"{added} document{'s' if added != 1 else ''} added with their expected values.")
+                return redirect(here)
+            if action == "remove":
+                removed = evaluation_item_remove(doctype=name, item_id=whole_number(request.POST.get("item", "")) or 0)
+                messages.success(request, f"{removed} is out of the set.")
                 return redirect(here)
             if action == "run":
                 run = _start(request, name)

@@ -40,6 +40,11 @@ def test_the_set_is_filled_from_what_people_confirmed_with_who_confirmed_it(user
     assert "Verified by a reviewer by reviewer" in page.text and "Agreed in an audit by supervisor" in page.text
     again = admin.post("/types/till_receipt/evaluation/", {"action": "collect"}, follow=True)
     assert "0 documents added, 0 updated" in again.text
+    # a confirmed document an admin took out stays out when the set is gathered again
+    admin.post("/types/till_receipt/evaluation/", {"action": "remove", "item": str(items["corner.pdf"].id)})
+    admin.post("/types/till_receipt/evaluation/", {"action": "collect"})
+    assert [i.filename for i in admin.get("/types/till_receipt/evaluation/").context["items"]] == ["second.pdf"]
+    assert EvaluationItem.objects.count() == 2  # kept, marked
 
 
 def test_a_version_that_lets_a_wrong_total_pass_is_shown_as_worse_everywhere_before_it_goes_live(
@@ -140,3 +145,18 @@ def test_a_version_nobody_evaluated_can_go_live_and_the_decision_says_so(users, 
     assert "v2 has not been evaluated against v1" in admin.get("/types/till_receipt/live/2/").text
     admin.post("/types/till_receipt/live/2/")
     assert DocTypeLive.objects.latest("id").warnings == ["v2 has not been evaluated against v1."]
+
+
+def test_a_document_taken_out_of_the_set_goes_with_its_uploaded_file(users, client_as):
+    admin = client_as("admin")
+    doctype_version_save(data=till_type(checks_the_sum=True), user=users["admin"])
+    admin.post("/types/till_receipt/evaluation/", {
+        "action": "upload", "documents": [SimpleUploadedFile("corner.pdf", till_receipt("CORNER SHOP SDN BHD"))],
+        "expected": SimpleUploadedFile("values.json", b'{"corner.pdf": {"total": 12.5}}')})
+    item = EvaluationItem.objects.get()
+    storage, name = item.file.storage, item.file.name
+    page = admin.post("/types/till_receipt/evaluation/", {"action": "remove", "item": str(item.id)}, follow=True)
+    assert "corner.pdf is out of the set" in page.text
+    assert not EvaluationItem.objects.exists() and not storage.exists(name)
+    again = admin.post("/types/till_receipt/evaluation/", {"action": "remove", "item": str(item.id)})
+    assert again.status_code == 400 and "not in the set" in again.text
