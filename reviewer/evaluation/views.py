@@ -164,7 +164,11 @@ def doctype_make_live(request: HttpRequest, name: str, version: int) -> HttpResp
     run = run_candidate_newest(doctype=name, version=version, live=live)
     report = evaluation_report(run=run) if run else None
     if request.method == "POST" and version != live:
-        warnings = report["warnings"] if report else [f"v{version} has not been evaluated against v{live}."]
+        if report is None:
+            warnings = [f"v{version} has not been evaluated against v{live}."]
+        else:  # figures still growing say nothing yet: that itself is recorded
+            warnings = report["warnings"] if report["done"] else [
+                f"Evaluation {run.id} was still being read; its figures were not final."]
         try:
             doctype_version_make_live(name=name, version=version, user=request.user, run=run, warnings=warnings,
                                       comparison={"rows": report_rows(report)} if report else {})

@@ -160,3 +160,18 @@ def test_a_document_taken_out_of_the_set_goes_with_its_uploaded_file(users, clie
     assert not EvaluationItem.objects.exists() and not storage.exists(name)
     again = admin.post("/types/till_receipt/evaluation/", {"action": "remove", "item": str(item.id)})
     assert again.status_code == 400 and "not in the set" in again.text
+
+
+def test_making_a_version_live_while_its_evaluation_is_read_records_that_its_figures_were_not_final(
+        users, llm_env, client_as, tmp_path):
+    llm_env.always(reads_till_receipts)
+    read_and_confirmed(users, tmp_path)
+    admin = client_as("admin")
+    admin.post("/types/till_receipt/evaluation/", {"action": "collect"})
+    doctype_version_save(data=till_type(checks_the_sum=False), user=users["admin"])
+    admin.post("/types/till_receipt/evaluation/", {"action": "run", "version": "2"})
+    run = EvaluationRun.objects.get(version=2)
+    assert "The evaluation is still being read" in admin.get("/types/till_receipt/live/2/").text
+    admin.post("/types/till_receipt/live/2/")
+    assert DocTypeLive.objects.latest("id").warnings == [
+        f"Evaluation {run.id} was still being read; its figures were not final."]
