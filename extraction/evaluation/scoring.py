@@ -73,22 +73,26 @@ class DocumentRun:
     cost: Decimal = Decimal(0)
     seconds: float | None = None
 
+    def paths(self) -> list[str]:
+        """Every path judged: those people gave a value for, then those only the reading has (a row they
+        removed)."""
+        return list(self.expected) + [p for p in self.found if p not in self.expected]
+
     def wrong_paths(self) -> list[str]:
         """Every path whose value differs from the person's: given by people but read otherwise or not at all,
-        or read where people gave nothing (a row they removed)."""
-        paths = list(self.expected) + [p for p in self.found if p not in self.expected]
-        return [p for p in paths if not same_value(self.found.get(p), self.expected.get(p))]
+        or read where people gave nothing."""
+        return [p for p in self.paths() if not same_value(self.found.get(p), self.expected.get(p))]
 
-    def outcome(self) -> str | None:
-        """None while it is being read."""
-        if self.status == "failed":
-            return FAILED
-        if self.status not in ("passed", "flagged"):
-            return None
-        wrong = bool(self.wrong_paths())
-        if self.status == "passed":
-            return FALSE_PASS if wrong else PASSED_RIGHT
+
+def _outcome(status: str, wrong: bool) -> str | None:
+    """A document's outcome from its status and whether a value of it is wrong; None while it is being read."""
+    if status == "failed":
+        return FAILED
+    if status == "passed":
+        return FALSE_PASS if wrong else PASSED_RIGHT
+    if status == "flagged":
         return CAUGHT if wrong else NEEDLESS_REVIEW
+    return None
 
 
 @dataclass
@@ -97,25 +101,22 @@ class Score:
     done: int = 0
     outcomes: dict[str, int] = field(default_factory=lambda: dict.fromkeys(OUTCOMES, 0))
     fields: dict[str, tuple[int, int]] = field(default_factory=dict)  # kind -> (right, compared)
-    rules: dict[str, dict[str, int]] = field(default_factory=dict)  # code -> fired, right_alarms, caught, wrong
+    rules: dict[str, dict[str, int]] = field(default_factory=dict)  # code -> fired, right_alarms, caught
     cost: Decimal = Decimal(0)
     seconds: float = 0.0
-    wrong_documents: int = 0
+    wrong_documents: int = 0  # read, with a value people gave otherwise: every rule's recall is out of these
     per_document: list[dict[str, Any]] = field(default_factory=list)
-
-    def field_accuracy(self, kind: str) -> float | None:
-        right, compared = self.fields.get(kind, (0, 0))
-        return right / compared if compared else None
 
     def as_dict(self) -> dict[str, Any]:
         read = self.done - self.outcomes[FAILED]
+        wrong = self.wrong_documents
         return {
             "documents": self.documents, "done": self.done, "outcomes": dict(self.outcomes),
             "fields": {k: {"right": r, "compared": n, "accuracy": round(r / n, 4) if n else None}
                        for k, (r, n) in sorted(self.fields.items())},
-            "rules": {code: {**counts,
+            "rules": {code: {**counts, "wrong": wrong,
                              "precision": round(counts["right_alarms"] / counts["fired"], 4) if counts["fired"] else None,
-                             "recall": round(counts["caught"] / counts["wrong"], 4) if counts["wrong"] else None}
+                             "recall": round(counts["caught"] / wrong, 4) if wrong else None}
                       for code, counts in sorted(self.rules.items())},
             "cost_per_document": str((self.cost / read).quantize(Decimal("0.000001"))) if read else None,
             "seconds_per_document": round(self.seconds / read, 2) if read else None,
@@ -123,51 +124,40 @@ class Score:
 
 
 def run_score(documents: Iterable[DocumentRun], *, rule_codes: Iterable[str] = ()) -> Score:
-    """The run's figures. A rule's precision: of the documents it fired on, the share where a value it names
-    (any value, when it names none) was wrong. Its recall: of the documents read with a wrong value, the share
-    it fired on. `rule_codes` lists rules that never fired, so that they show with no alarm."""
+    """The run's figures, in one pass over the documents. A rule's precision: of the documents it fired on, the
+    share where a value it names (any value, when it names none) was wrong. Its recall: of the documents read
+    with a wrong value, the share it fired on. `rule_codes` lists rules that never fired, so that they show
+    with no alarm."""
     score = Score()
-    seen_rules: dict[str, dict[str, int]] = defaultdict(lambda: {"fired": 0, "right_alarms": 0, "caught": 0, "wrong": 0})
-    for code in rule_codes:
-        seen_rules[code]  # noqa: B018 - present with zeros
+    rules: dict[str, dict[str, int]] = {code: {"fired": 0, "right_alarms": 0, "caught": 0} for code in rule_codes}
     fields: dict[str, list[int]] = defaultdict(lambda: [0, 0])
-    runs = list(documents)
-    for doc in runs:
+    for doc in documents:
         score.documents += 1
-        outcome = doc.outcome()
+        read = doc.status in ("passed", "flagged")
+        wrong = set(doc.wrong_paths()) if read else set()
+        outcome = _outcome(doc.status, bool(wrong))
+        score.per_document.append({"item": doc.item, "name": doc.name, "status": doc.status, "outcome": outcome,
+                                   "wrong": sorted(wrong), "rules": sorted(doc.fired) if outcome else []})
         if outcome is None:
-            score.per_document.append({"item": doc.item, "name": doc.name, "status": doc.status, "outcome": None,
-                                       "wrong": [], "rules": []})
             continue
         score.done += 1
         score.outcomes[outcome] += 1
-        wrong = set(doc.wrong_paths()) if outcome != FAILED else set()
-        if outcome != FAILED:
-            score.cost += doc.cost
-            score.seconds += doc.seconds or 0.0
-            for path in list(doc.expected) + [p for p in doc.found if p not in doc.expected]:
-                counts = fields[field_kind(path)]
-                counts[0] += path not in wrong
-                counts[1] += 1
-            if wrong:
-                score.wrong_documents += 1
-        score.per_document.append({"item": doc.item, "name": doc.name, "status": doc.status, "outcome": outcome,
-                                   "wrong": sorted(wrong), "rules": sorted(doc.fired)})
-    for doc in runs:
-        if doc.outcome() in (None, FAILED):
+        if not read:
             continue
-        wrong = set(doc.wrong_paths())
-        for code in seen_rules.keys() | doc.fired.keys():
-            counts = seen_rules[code]
-            if wrong:
-                counts["wrong"] += 1
-            if code in doc.fired:
-                counts["fired"] += 1
-                named = set(doc.fired[code])
-                counts["right_alarms"] += bool(wrong & named if named else wrong)
-                counts["caught"] += bool(wrong)
+        score.cost += doc.cost
+        score.seconds += doc.seconds or 0.0
+        for path in doc.paths():
+            counts = fields[field_kind(path)]
+            counts[0] += path not in wrong
+            counts[1] += 1
+        score.wrong_documents += bool(wrong)
+        for code, named in doc.fired.items():
+            counts = rules.setdefault(code, {"fired": 0, "right_alarms": 0, "caught": 0})
+            counts["fired"] += 1
+            counts["right_alarms"] += bool(wrong & set(named) if named else wrong)
+            counts["caught"] += bool(wrong)
     score.fields = {k: (v[0], v[1]) for k, v in fields.items()}
-    score.rules = dict(seen_rules)
+    score.rules = rules
     return score
 
 

@@ -95,22 +95,20 @@ def evaluation_report(*, run: EvaluationRun) -> dict[str, Any]:
     """The run's figures (extraction/evaluation/scoring.py) and, when it was started beside the live version,
     that run's figures and the sentences that say where this one is worse."""
     arms = [run, run.compared_with] if run.compared_with_id else [run]
-    labels = rule_labels() | {code: label for arm in arms for code, label in _rule_codes(arm).items()}
+    codes = [_rule_codes(arm) for arm in arms]  # each arm's own rules, those that never fired included
     scores, answers = [], []
-    for arm in arms:
-        score = run_score(_documents(arm, answers), rule_codes=_rule_codes(arm))
+    for arm, own in zip(arms, codes, strict=True):
+        score = run_score(_documents(arm, answers), rule_codes=own)
         scores.append({"run": arm, "name": run_name(arm), **score.as_dict(), "per_document": score.per_document})
-    mine = scores[0]
-    report: dict[str, Any] = {"run": run, "arms": scores, "labels": labels,
-                              "done": all(s["done"] == s["documents"] for s in scores)}
-    if len(scores) == 2:
-        live = scores[1]
-        report["warnings"] = comparison_warnings(mine, live, candidate_name=mine["name"], live_name=live["name"])
-        report["fields"] = sorted(set(mine["fields"]) | set(live["fields"]))
-        report["rules"] = sorted(set(mine["rules"]) | set(live["rules"]))
-    else:
-        report["warnings"] = []
-        report["fields"], report["rules"] = sorted(mine["fields"]), sorted(mine["rules"])
+    mine, live = scores[0], scores[1] if len(scores) == 2 else None
+    report: dict[str, Any] = {
+        "run": run, "arms": scores, "labels": rule_labels() | {c: label for own in codes for c, label in own.items()},
+        "done": all(s["done"] == s["documents"] for s in scores),
+        "warnings": comparison_warnings(mine, live, candidate_name=mine["name"], live_name=live["name"])
+        if live else [],
+        "fields": sorted(set().union(*(s["fields"] for s in scores))),
+        "rules": sorted(set().union(*(s["rules"] for s in scores))),
+    }
     report["field_names"] = _field_names(run, report["fields"], answers)
     return report
 

@@ -44,25 +44,31 @@ def evaluation_items_collect(*, doctype: str) -> dict[str, int]:
     reviewed = confirmed.filter(review_status__in=[ReviewStatus.VERIFIED.value, ReviewStatus.CORRECTED.value])
     audited = confirmed.filter(review_status=ReviewStatus.UNREVIEWED.value,
                                events__kind=ReviewEvent.Kind.AUDIT_AGREE, events__field="").distinct()
-    added = updated = 0
+    held = {i.document_id: i for i in EvaluationItem.objects.filter(doctype=doctype, document__isnull=False)
+            .only("id", "document_id", "expected", "confirmed_at", "removed_at")}
+    new, changed = [], []
     for source, documents in ((EvaluationItem.Source.VERIFIED, reviewed), (EvaluationItem.Source.AUDITED, audited)):
         last = ReviewEvent.objects.filter(document=OuterRef("pk"), kind__in=_CONFIRMING[source]).order_by("-id")
         current = Extraction.objects.filter(document=OuterRef("pk")).newest_first()
         rows = documents.annotate(by=Subquery(last.values("user")[:1]), at=Subquery(last.values("created_at")[:1]),
                                   answer=Subquery(current.values("answer")[:1]))
         for document in rows.iterator(chunk_size=500):
-            answer = document.answer
-            if answer is None:
+            if document.answer is None:
                 continue
-            values = {"filename": document.filename, "expected": answer_flat(answer), "source": source,
+            item = held.get(document.id)
+            values = {"filename": document.filename, "expected": answer_flat(document.answer), "source": source,
                       "confirmed_by_id": document.by, "confirmed_at": document.at}
-            item, created = EvaluationItem.objects.get_or_create(doctype=doctype, document=document, defaults=values)
-            if created:
-                added += 1
+            if item is None:
+                new.append(EvaluationItem(doctype=doctype, document_id=document.id, **values))
             elif item.removed_at is None and (item.expected, item.confirmed_at) != (values["expected"],
                                                                                    values["confirmed_at"]):
-                EvaluationItem.objects.filter(pk=item.pk).update(**values)
-                updated += 1
+                changed.append((item.pk, values))
+    with transaction.atomic():
+        # a document gathered twice at once (two admins): the one item per document stands, the other is dropped
+        EvaluationItem.objects.bulk_create(new, ignore_conflicts=True)
+        for pk, values in changed:
+            EvaluationItem.objects.filter(pk=pk).update(**values)
+    added, updated = len(new), len(changed)
     return {"added": added, "updated": updated}
 
 

@@ -1,5 +1,3 @@
-import tempfile
-from pathlib import Path
 
 from django.conf import settings
 from django.contrib import messages
@@ -12,7 +10,7 @@ from django.views import defaults
 from django_htmx.http import HTMX_STOP_POLLING
 
 from extraction.models import Batch
-from extraction.pipeline.ingest import NAME_MAX_BYTES, IncomingFile, batch_create_from_files, clean_filename
+from extraction.pipeline.ingest import NAME_MAX_BYTES, batch_create_from_files, clean_filename
 from extraction.pipeline.readable import doctypes_needing_llm
 from reviewer.access import has_role, role_required
 from reviewer.batches.deletion import DeletionError
@@ -20,6 +18,7 @@ from reviewer.batches.deletion import batch_delete as batch_delete_service
 from reviewer.batches.forms import UploadForm
 from reviewer.desk import selectors
 from reviewer.roles import ADMIN, SUPERVISOR
+from reviewer.uploads import uploads_written
 
 DOCUMENTS_PER_PAGE = 50
 
@@ -97,14 +96,7 @@ def _create_batch(request: HttpRequest, form: UploadForm) -> Batch:
         options["max_rounds"] = form.cleaned_data["max_rounds"]
     if form.cleaned_data.get("llm_input"):
         options["llm_input"] = form.cleaned_data["llm_input"]
-    with tempfile.TemporaryDirectory(prefix="proofdesk-upload-") as tmp:
-        incoming = []
-        for index, uploaded in enumerate(form.cleaned_data["files"]):
-            path = Path(tmp) / f"{index}"
-            with path.open("wb") as out:
-                for chunk in uploaded.chunks():
-                    out.write(chunk)
-            incoming.append(IncomingFile(filename=uploaded.name, path=path))
+    with uploads_written(form.cleaned_data["files"], prefix="proofdesk-upload-") as incoming:
         return batch_create_from_files(
             name=form.cleaned_data["name"],
             doctype=form.cleaned_data["doctype"],

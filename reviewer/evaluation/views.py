@@ -5,8 +5,6 @@ after seeing that comparison."""
 from __future__ import annotations
 
 import csv
-import tempfile
-from pathlib import Path
 
 from django.contrib import messages
 from django.http import Http404, HttpRequest, HttpResponse
@@ -36,10 +34,10 @@ from extraction.evaluation.services import (
 from extraction.models import EvaluationRun
 from extraction.ocr.registry import ENGINE_CHOICES
 from extraction.pipeline import rerun as rerun_service
-from extraction.pipeline.ingest import IncomingFile
 from reviewer.access import role_required
 from reviewer.evaluation.presenters import report_rows, report_table
 from reviewer.roles import ADMIN
+from reviewer.uploads import uploads_written
 from reviewer.whole_numbers import whole_number
 
 
@@ -103,15 +101,8 @@ def _upload(request: HttpRequest, name: str) -> int:
     files, expected = request.FILES.getlist("documents"), request.FILES.get("expected")
     if not files or expected is None:
         raise EvaluationError("Choose the documents and the file of their expected values (JSON or CSV).")
-    with tempfile.TemporaryDirectory(prefix="proofdesk-evaluation-") as tmp:
-        incoming = []
-        for index, upload in enumerate([*files, expected]):
-            path = Path(tmp) / str(index)
-            with path.open("wb") as out:
-                for chunk in upload.chunks():
-                    out.write(chunk)
-            incoming.append(IncomingFile(upload.name, path))
-        return evaluation_items_upload(doctype=name, files=incoming[:-1], expected=incoming[-1], user=request.user)
+    with uploads_written([*files, expected], prefix="proofdesk-evaluation-") as (*documents, values):
+        return evaluation_items_upload(doctype=name, files=documents, expected=values, user=request.user)
 
 
 def _start(request: HttpRequest, name: str) -> EvaluationRun:

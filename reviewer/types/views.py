@@ -4,8 +4,6 @@ try a draft on one document, save it as a new version, and export it as YAML."""
 from __future__ import annotations
 
 import json
-import tempfile
-from pathlib import Path
 
 from django.contrib import messages
 from django.http import Http404, HttpRequest, HttpResponse
@@ -28,7 +26,6 @@ from extraction.doctypes.selectors import (
 from extraction.doctypes.services import doctype_version_save
 from extraction.models import Batch, Document, Extraction
 from extraction.ocr.registry import ENGINE_CHOICES
-from extraction.pipeline.ingest import IncomingFile
 from extraction.pipeline.propose import doctype_proposal_start
 from extraction.pipeline.rerun import llm_available
 from extraction.pipeline.trial import doctype_trial_start
@@ -37,6 +34,7 @@ from reviewer.access import role_required
 from reviewer.batches.deletion import DeletionError, batch_delete
 from reviewer.roles import ADMIN
 from reviewer.types.presenters import data_from_post, post_edited, problems_placed, rows_from_data
+from reviewer.uploads import uploads_written
 from reviewer.whole_numbers import whole_number
 
 KEPT_TRIALS = 3  # an admin's newest trials, kept to compare drafts on the desk
@@ -159,13 +157,8 @@ def _propose(request: HttpRequest) -> HttpResponse:
     elif upload is None:
         messages.error(request, "Choose a sample document to propose fields from.")
     else:
-        with tempfile.TemporaryDirectory(prefix="proofdesk-proposal-") as tmp:
-            path = Path(tmp) / "sample"
-            with path.open("wb") as out:
-                for chunk in upload.chunks():
-                    out.write(chunk)
-            document = doctype_proposal_start(file=IncomingFile(upload.name, path),
-                                              ocr_engine=request.POST.get("proposal_ocr_engine") or "auto",
+        with uploads_written([upload], prefix="proofdesk-proposal-") as (sample,):
+            document = doctype_proposal_start(file=sample, ocr_engine=request.POST.get("proposal_ocr_engine") or "auto",
                                               user=request.user)
         _forget_old_trials(request.user)
         return redirect(f"{reverse('doctype_new')}?proposal={document.batch_id}")
@@ -198,13 +191,9 @@ def _try(request: HttpRequest, data: dict) -> Document:
     upload = request.FILES.get("sample")
     if upload is None:
         raise DefinitionError(["choose a document to try the type on"])
-    with tempfile.TemporaryDirectory(prefix="proofdesk-trial-") as tmp:
-        path = Path(tmp) / "sample"
-        with path.open("wb") as out:
-            for chunk in upload.chunks():
-                out.write(chunk)
-        document = doctype_trial_start(data=data, file=IncomingFile(upload.name, path),
-                                     ocr_engine=request.POST.get("ocr_engine") or "auto", user=request.user)
+    with uploads_written([upload], prefix="proofdesk-trial-") as (sample,):
+        document = doctype_trial_start(data=data, file=sample, ocr_engine=request.POST.get("ocr_engine") or "auto",
+                                       user=request.user)
     _forget_old_trials(request.user)
     return document
 
