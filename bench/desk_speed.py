@@ -45,7 +45,7 @@ import django  # noqa: E402
 django.setup()
 
 from django.conf import settings  # noqa: E402
-from django.contrib.auth.models import Group, User  # noqa: E402
+from django.contrib.auth.models import User  # noqa: E402
 from django.core.management import call_command  # noqa: E402
 from django.db import connection  # noqa: E402
 from django.test import Client  # noqa: E402
@@ -57,6 +57,7 @@ CLICKS = 300
 EDITS = 100
 BROWSER_CLICKS = 60
 QUEUE_DOCS = 10_000
+TEAMS = int(os.environ.get("BENCH_TEAMS", "10"))  # the documents' teams; the reviewer is in each
 
 
 def pct(values: list[float], p: float) -> float:
@@ -89,9 +90,15 @@ def settle() -> None:
 
 
 def reviewer() -> User:
+    """A reviewer of every team (TEAMS of them): each read is scoped by all of them."""
+    from extraction.models import Team, default_team_id
+    from reviewer.models import Membership
+
     settings.PASSWORD_HASHERS = ["django.contrib.auth.hashers.MD5PasswordHasher"]
     user = User.objects.create_user(username="reviewer", password=PASSWORD)
-    user.groups.add(Group.objects.get_or_create(name="reviewer")[0])
+    teams = [default_team_id()] + [Team.objects.create(name=f"bench team {i}", slug=f"bench-{i}").pk
+                                   for i in range(1, TEAMS)]
+    Membership.objects.bulk_create([Membership(user=user, team_id=t, role="reviewer") for t in teams])
     return user
 
 
@@ -339,10 +346,13 @@ def scanned_document():
 
 
 def many_documents(n: int) -> None:
-    """n flagged documents across 10 batches, each with an extraction and one or two violations."""
-    from extraction.models import Batch, Document, Extraction, Violation
+    """n flagged documents across 10 batches of the TEAMS teams, each with an extraction and one or two
+    violations."""
+    from extraction.models import Batch, Document, Extraction, Team, Violation
 
-    batches = Batch.objects.bulk_create([Batch(name=f"bench-{i}", doctype="acta") for i in range(10)])
+    teams = list(Team.objects.order_by("pk").values_list("pk", flat=True))
+    batches = Batch.objects.bulk_create([Batch(name=f"bench-{i}", doctype="acta", team_id=teams[i % len(teams)])
+                                         for i in range(10)])
     docs = Document.objects.bulk_create(
         [Document(batch=batches[i % 10], filename=f"doc-{i:05d}.pdf", sha256=f"{i:064x}", status="flagged",
                   review_status="unreviewed") for i in range(n)], batch_size=2000)
@@ -401,7 +411,7 @@ def main() -> None:
 
     engine = connection.vendor
     print(f"Review desk speed ({engine}; document of {n_pages} pages and {n_blocks} blocks; "
-          f"queue over {QUEUE_DOCS:,} flagged documents, 50 a page)")
+          f"queue over {QUEUE_DOCS:,} flagged documents in {TEAMS} teams, 50 a page)")
     print(f"Machine reference (a fixed pure-Python loop, median of 15): {reference_before:.1f} ms before the "
           f"server's timings, {reference_after:.1f} ms after\n")
     print("| measure | p50 | p95 | queries | Python calls |")

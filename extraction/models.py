@@ -23,7 +23,32 @@ def page_image_path(instance: Page, filename: str) -> str:
     return f"batches/{instance.document.batch_id}/pages/{instance.document_id}/{filename}"
 
 
+DEFAULT_TEAM_SLUG = "default"
+
+
+class Team(models.Model):
+    """The boundary of what a person sees and does: a team owns its batches (and all in them), its defined
+    document types, its API tokens and webhooks. People belong to teams through reviewer.Membership."""
+
+    name = models.CharField(max_length=100, unique=True)
+    slug = models.SlugField(max_length=50, unique=True)  # what an identity provider's claim names
+    created_at = models.DateTimeField(auto_now_add=True)
+
+    class Meta:
+        ordering = ["name"]
+
+    def __str__(self) -> str:
+        return self.name
+
+
+def default_team_id() -> int:
+    """The team that held everything before teams existed, and holds what is made without naming one (a
+    one-team instance never names it). Made on first use, as after a flush."""
+    return Team.objects.get_or_create(slug=DEFAULT_TEAM_SLUG, defaults={"name": "Default"})[0].pk
+
+
 class Batch(models.Model):
+    team = models.ForeignKey(Team, on_delete=models.PROTECT, default=default_team_id, related_name="batches")
     name = models.CharField(max_length=200)
     doctype = models.CharField(max_length=40)
     # the version of a type defined in the app the batch was uploaded under (None for a coded or shipped type)
@@ -354,6 +379,7 @@ class ConfidenceModel(models.Model):
     field's confidence always names the model that gave it.
     """
 
+    team = models.ForeignKey(Team, on_delete=models.CASCADE, default=default_team_id, related_name="+")
     doctype = models.CharField(max_length=40)
     version = models.PositiveIntegerField()
     params = models.JSONField()  # extraction.confidence.model.ConfidenceModel.to_json()
@@ -366,7 +392,8 @@ class ConfidenceModel(models.Model):
 
     class Meta:
         ordering = ["doctype", "-version"]
-        constraints = [models.UniqueConstraint(fields=["doctype", "version"], name="confidencemodel_unique_version")]
+        constraints = [models.UniqueConstraint(fields=["team", "doctype", "version"],
+                                               name="confidencemodel_unique_team_version")]
 
     def __str__(self) -> str:
         return f"{self.doctype} confidence v{self.version}"
@@ -377,7 +404,8 @@ class SuspiciousPassThreshold(models.Model):
     to the reviewers (a suspicious pass). Chosen by a supervisor from the measured review load against
     estimated false passes; without a row no pass is routed."""
 
-    doctype = models.CharField(max_length=40, unique=True)
+    team = models.ForeignKey(Team, on_delete=models.CASCADE, default=default_team_id, related_name="+")
+    doctype = models.CharField(max_length=40)
     threshold = models.FloatField()
     chosen_by = models.ForeignKey(conf.AUTH_USER_MODEL, null=True, blank=True, on_delete=models.SET_NULL,
                                   related_name="+")
@@ -385,7 +413,8 @@ class SuspiciousPassThreshold(models.Model):
 
     class Meta:
         constraints = [models.CheckConstraint(condition=Q(threshold__gte=0) & Q(threshold__lte=1),
-                                              name="suspiciouspass_threshold_0_1")]
+                                              name="suspiciouspass_threshold_0_1"),
+                       models.UniqueConstraint(fields=["team", "doctype"], name="suspiciouspass_one_per_team_type")]
 
     def __str__(self) -> str:
         return f"{self.doctype}: route passes under {self.threshold:.3f}"
@@ -395,8 +424,10 @@ class DocTypeVersion(models.Model):
     """One saved version of a document type an admin defined (extraction/typedef). A version never changes:
     saving makes the next one, and each extraction keeps the version it ran under."""
 
-    name = models.CharField(max_length=40)
+    name = models.CharField(max_length=40)  # one team's type: a name is taken once on an instance
     version = models.PositiveIntegerField()
+    team = models.ForeignKey(Team, on_delete=models.CASCADE, default=default_team_id, related_name="+")
+    shared = models.BooleanField(default=False)  # every team may upload under it; only its own team edits it
     label = models.CharField(max_length=80)
     definition = models.JSONField()  # TypeSpec.as_data()
     created_by = models.ForeignKey(conf.AUTH_USER_MODEL, null=True, on_delete=models.SET_NULL, related_name="+")
@@ -445,6 +476,7 @@ class EvaluationItem(models.Model):
         AUDITED = "audited", "Agreed in an audit"
         UPLOADED = "uploaded", "Uploaded with expected values"
 
+    team = models.ForeignKey(Team, on_delete=models.CASCADE, default=default_team_id, related_name="+")
     doctype = models.CharField(max_length=40)
     document = models.ForeignKey(Document, null=True, blank=True, on_delete=models.CASCADE, related_name="+")
     file = models.FileField(upload_to=evaluation_file_path, max_length=500, blank=True)
@@ -460,7 +492,8 @@ class EvaluationItem(models.Model):
 
     class Meta:
         ordering = ["doctype", "id"]
-        constraints = [models.UniqueConstraint(fields=["doctype", "document"], condition=Q(document__isnull=False),
+        constraints = [models.UniqueConstraint(fields=["team", "doctype", "document"],
+                                               condition=Q(document__isnull=False),
                                                name="evaluationitem_one_per_document")]
 
     def __str__(self) -> str:
@@ -471,6 +504,7 @@ class EvaluationRun(models.Model):
     """The set read again under one version and settings, on the workers, as a hidden batch; a run of a
     candidate is compared with its run of the live version (`compared_with`), started with it."""
 
+    team = models.ForeignKey(Team, on_delete=models.CASCADE, default=default_team_id, related_name="+")
     doctype = models.CharField(max_length=40)
     version = models.PositiveIntegerField(null=True, blank=True)  # None: a coded or shipped type
     settings = models.JSONField(default=dict, blank=True)  # the overrides: llm_model, llm_input, max_rounds, ocr

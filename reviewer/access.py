@@ -16,16 +16,41 @@ WORK_ROLES = (REVIEWER, ADMIN)  # who corrects, verifies and rejects
 SEND_BACK_ROLES = (SUPERVISOR, ADMIN)
 
 
-def user_roles(user) -> frozenset[str]:
+def user_teams(user) -> dict[int, frozenset[str]]:
+    """The user's roles in each of their teams ({team id: roles}). An instance admin (a superuser) holds every
+    role in every team."""
     if not user.is_authenticated or not user.is_active:
-        return frozenset()
-    if user.is_superuser:
-        return frozenset(ROLES)
-    cached = getattr(user, "_proofdesk_roles", None)  # set by the backend that read the user (auth_backend)
-    if cached is None:
-        cached = frozenset(user.groups.filter(name__in=ROLES).values_list("name", flat=True))
-        user._proofdesk_roles = cached
+        return {}
+    cached = getattr(user, "_proofdesk_teams", None)  # set by the backend that read the user (auth_backend)
+    if cached is None or (user.is_superuser and not getattr(user, "_proofdesk_all_teams", False)):
+        from extraction.models import Team
+        from reviewer.models import Membership
+
+        if user.is_superuser:
+            cached = {pk: frozenset(ROLES) for pk in Team.objects.values_list("pk", flat=True)}
+            user._proofdesk_all_teams = True
+        else:
+            teams: dict[int, set[str]] = {}
+            for team, role in Membership.objects.filter(user=user, role__in=ROLES).values_list("team_id", "role"):
+                teams.setdefault(team, set()).add(role)
+            cached = {team: frozenset(roles) for team, roles in teams.items()}
+        user._proofdesk_teams = cached
+    only = getattr(user, "_proofdesk_only_team", None)  # an API token acts in its own team alone
+    if only is not None:
+        return {only: cached[only]} if only in cached else {}
     return cached
+
+
+def user_roles(user) -> frozenset[str]:
+    """Every role the user holds in some team: what the menus offer. Each object is checked against the
+    roles in its own team (team_ids)."""
+    return frozenset().union(*user_teams(user).values())
+
+
+def team_ids(user, *roles: str) -> list[int]:
+    """The teams in which the user holds one of `roles` (any role, without them), in a stable order."""
+    wanted = set(roles or ROLES)
+    return sorted(team for team, held in user_teams(user).items() if held & wanted)
 
 
 def has_role(user, *roles: str) -> bool:
@@ -45,6 +70,7 @@ def role_required(*roles: str) -> Callable:
         @wraps(view)
         def wrapped(request: HttpRequest, *args, **kwargs) -> HttpResponse:
             require_role(request.user, *roles)
+            request.view_roles = roles  # what the view's object must be of a team the user holds one of in
             return view(request, *args, **kwargs)
 
         return wrapped

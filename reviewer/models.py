@@ -222,3 +222,19 @@ class UsernameKey(models.Model):
 
     def __str__(self) -> str:
         return self.key
+
+
+class Membership(models.Model):
+    """A person's role in a team. What one may see and do is the union over their memberships, each role acting
+    only on its own team's objects (reviewer/teams/scope.py)."""
+
+    user = models.ForeignKey(conf.AUTH_USER_MODEL, on_delete=models.CASCADE, related_name="memberships")
+    team = models.ForeignKey("extraction.Team", on_delete=models.CASCADE, related_name="memberships")
+    role = models.CharField(max_length=20)  # reviewer.roles.ROLES
+
+    class Meta:
+        ordering = ["team__name", "role"]
+        constraints = [models.UniqueConstraint(fields=["user", "team", "role"], name="membership_unique_role")]
+
+    def __str__(self) -> str:
+        return f"{self.user_id} {self.role} in {self.team_id}"

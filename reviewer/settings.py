@@ -158,6 +158,34 @@ LOGIN_DEVICE_DAYS = env_int("LOGIN_DEVICE_DAYS", 90, minimum=1)  # a browser tha
 # The client address comes from CLIENT_ADDRESS_HEADER only when the peer is one of these proxies.
 TRUSTED_PROXIES = env_networks("TRUSTED_PROXIES")
 CLIENT_ADDRESS_HEADER = env_str("CLIENT_ADDRESS_HEADER", "X-Forwarded-For")
+
+# Sign-in with OpenID Connect (reviewer/users/oidc.py, docs/CONFIGURATION.md), beside the password form: on only
+# when OIDC_ISSUER is set, else no OIDC URL exists and nothing below is used. The provider's endpoints come from
+# its discovery document, read at the first sign-in (the provider may start after the app), unless given here.
+# A person's teams and roles are the OIDC_TEAMS_CLAIM values of the form <team-slug>:<role>, at every sign-in.
+OIDC_ISSUER = env_str("OIDC_ISSUER")  # kept as written: the ID token's `iss` must equal it to the character
+OIDC_CLIENT_ID = env_str("OIDC_CLIENT_ID")
+OIDC_CLIENT_SECRET = env_str("OIDC_CLIENT_SECRET")
+OIDC_TEAMS_CLAIM = env_str("OIDC_TEAMS_CLAIM", "groups") or "groups"
+OIDC_PROVIDER_NAME = env_str("OIDC_PROVIDER_NAME")  # "Sign in with <name>"; the issuer's host when empty
+OIDC_SCOPES = env_str("OIDC_SCOPES", "openid email profile") or "openid email profile"
+OIDC_AUTHORIZATION_ENDPOINT = env_str("OIDC_AUTHORIZATION_ENDPOINT")
+OIDC_TOKEN_ENDPOINT = env_str("OIDC_TOKEN_ENDPOINT")
+OIDC_USERINFO_ENDPOINT = env_str("OIDC_USERINFO_ENDPOINT")
+OIDC_JWKS_URI = env_str("OIDC_JWKS_URI")
+OIDC_TIMEOUT = env_float("OIDC_TIMEOUT", 5.0, minimum=0.5, maximum=60)  # each call to the provider, in seconds
+if OIDC_ISSUER:
+    for _name in ("OIDC_ISSUER", "OIDC_AUTHORIZATION_ENDPOINT", "OIDC_TOKEN_ENDPOINT", "OIDC_USERINFO_ENDPOINT",
+                  "OIDC_JWKS_URI"):
+        _url = globals()[_name]
+        if _url and not (_url.startswith("https://") or (_url.startswith("http://") and not PRODUCTION)):
+            raise ImproperlyConfigured(f"{_name}={_url!r} is not an https:// URL (http:// only outside production)")
+    if not OIDC_CLIENT_ID or not OIDC_CLIENT_SECRET:
+        raise ImproperlyConfigured("OIDC_CLIENT_ID and OIDC_CLIENT_SECRET must be set when OIDC_ISSUER is set")
+    if "openid" not in OIDC_SCOPES.split():
+        raise ImproperlyConfigured(f"OIDC_SCOPES={OIDC_SCOPES!r} must include openid")
+    AUTHENTICATION_BACKENDS.append("reviewer.users.oidc.OidcBackend")
+
 # The API (reviewer/api): each token may make API_RATE_LIMIT requests per API_RATE_WINDOW_SECONDS; more get 429.
 API_RATE_LIMIT = env_int("API_RATE_LIMIT", 120, minimum=1)
 API_RATE_WINDOW_SECONDS = env_int("API_RATE_WINDOW_SECONDS", 60, minimum=1, maximum=86400)

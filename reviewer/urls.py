@@ -14,6 +14,7 @@ urlpatterns = [
     path("", include("reviewer.confidence.urls")),
     path("", include("reviewer.types.urls")),
     path("", include("reviewer.evaluation.urls")),
+    path("", include("reviewer.teams.urls")),
     path("account/tokens/", api_views.token_list, name="token_list"),
     path("api/v1/", include("reviewer.api.urls")),
     path("webhooks/", include("reviewer.webhooks.urls")),

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from django.db.models import OuterRef, Subquery
+from django.db.models import OuterRef, Q, Subquery
 from django.db.models.functions import Coalesce
 
 from extraction.doctypes.base import DocumentType
@@ -12,8 +12,8 @@ from extraction.doctypes.registry import DOCTYPE_CHOICES, doctype_from_data, get
 from extraction.models import Batch, DocTypeLive, DocTypeVersion, Extraction
 
 __all__ = ["RULE_LABELS_CACHE", "batch_doctype", "doctype_choices", "doctype_definition", "doctype_live_version",
-           "doctype_live_versions", "doctype_rule_labels", "doctype_version_get", "doctype_version_newest",
-           "doctype_versions", "extraction_doctype"]
+           "doctype_live_versions", "doctype_rule_labels", "doctype_team", "doctype_version_get",
+           "doctype_version_newest", "doctype_versions", "extraction_doctype"]
 
 
 def doctype_definition(name: str, version: int | None) -> tuple[dict[str, Any], int] | None:
@@ -50,20 +50,28 @@ def doctype_live_version(*, name: str) -> int | None:
     return _versions(name=name, version=None).values_list("version", flat=True).first()
 
 
-def doctype_live_versions() -> list[DocTypeVersion]:
-    """The live version of every defined type, by name."""
-    return list(DocTypeVersion.objects.filter(version=_live(OuterRef("name"))).select_related("created_by")
-                .order_by("name"))
+def doctype_live_versions(*, teams: list[int] | None = None, shared: bool = True) -> list[DocTypeVersion]:
+    """The live version of every defined type, by name; with `teams`, only those teams' types (and, with
+    `shared`, the types another team shares with every team)."""
+    rows = DocTypeVersion.objects.filter(version=_live(OuterRef("name")))
+    if teams is not None:
+        rows = rows.filter(Q(team__in=teams) | Q(shared=True) if shared else Q(team__in=teams))
+    return list(rows.select_related("created_by", "team").order_by("name"))
+
+
+def doctype_team(*, name: str) -> tuple[int, bool] | None:
+    """(team id, shared) of a defined type (its live version's sharing); None for a coded or shipped type."""
+    return _versions(name=name, version=None).values_list("team_id", "shared").first()
 
 
 def doctype_versions(*, name: str) -> list[DocTypeVersion]:
     return list(DocTypeVersion.objects.filter(name=name).select_related("created_by").order_by("-version"))
 
 
-def doctype_choices() -> list[tuple[str, str]]:
+def doctype_choices(*, teams: list[int] | None = None) -> list[tuple[str, str]]:
     """(name, label) of every type a batch can be uploaded under: coded and shipped ones, then the live
-    version of each defined one."""
-    defined = [(v.name, f"{v.label} (defined, v{v.version})") for v in doctype_live_versions()]
+    version of each defined one (with `teams`: those teams' own and the shared ones)."""
+    defined = [(v.name, f"{v.label} (defined, v{v.version})") for v in doctype_live_versions(teams=teams)]
     return [*DOCTYPE_CHOICES, *defined]
 
 

@@ -6,7 +6,7 @@ from collections import defaultdict
 from decimal import Decimal
 from typing import Any
 
-from django.db.models import Count
+from django.db.models import Count, QuerySet
 
 from extraction.doctypes.base import DocumentType, path_words
 from extraction.doctypes.registry import UnknownDocumentType, get_doctype, rule_labels
@@ -14,25 +14,27 @@ from extraction.evaluation.expected import answer_flat
 from extraction.evaluation.scoring import DocumentRun, comparison_warnings, run_score
 from extraction.models import EvaluationItem, EvaluationResult, EvaluationRun, Extraction, Violation
 
-__all__ = ["evaluation_items", "evaluation_report", "evaluation_run_get", "evaluation_runs", "run_candidate_newest",
+__all__ = ["evaluation_items", "evaluation_report", "evaluation_runs", "evaluation_runs_with_their_own", "run_candidate_newest",
            "run_name"]
 
 
-def evaluation_items(*, doctype: str) -> list[EvaluationItem]:
-    return list(EvaluationItem.objects.filter(doctype=doctype, removed_at__isnull=True).select_related("confirmed_by")
-                .order_by("-id"))
+def evaluation_items(*, doctype: str, team_id: int) -> list[EvaluationItem]:
+    return list(EvaluationItem.objects.filter(doctype=doctype, team=team_id, removed_at__isnull=True)
+                .select_related("confirmed_by").order_by("-id"))
 
 
-def evaluation_runs(*, doctype: str, limit: int = 20) -> list[EvaluationRun]:
+def evaluation_runs(*, doctype: str, team_id: int, limit: int = 20) -> list[EvaluationRun]:
     """The type's newest runs of candidates (a run of the live version made for a comparison is shown with
     its candidate)."""
-    baselines = EvaluationRun.objects.filter(doctype=doctype, compared_with__isnull=False).values("compared_with")
-    return list(EvaluationRun.objects.filter(doctype=doctype).exclude(pk__in=baselines)
+    runs = EvaluationRun.objects.filter(doctype=doctype, team=team_id)
+    baselines = runs.filter(compared_with__isnull=False).values("compared_with")
+    return list(runs.exclude(pk__in=baselines)
                 .select_related("created_by", "compared_with").annotate(n=Count("results")).order_by("-id")[:limit])
 
 
-def evaluation_run_get(*, run_id: int) -> EvaluationRun | None:
-    return EvaluationRun.objects.filter(pk=run_id).select_related("compared_with", "created_by").first()
+def evaluation_runs_with_their_own() -> QuerySet[EvaluationRun]:
+    """Runs with what their pages show of them, for an access helper to scope and pick one of."""
+    return EvaluationRun.objects.select_related("compared_with", "created_by")
 
 
 def run_name(run: EvaluationRun) -> str:
@@ -113,7 +115,7 @@ def evaluation_report(*, run: EvaluationRun) -> dict[str, Any]:
     return report
 
 
-def run_candidate_newest(*, doctype: str, version: int, live: int | None) -> EvaluationRun | None:
+def run_candidate_newest(*, doctype: str, team_id: int, version: int, live: int | None) -> EvaluationRun | None:
     """The newest run of `version` compared with a run of the `live` version (what making it live rests on)."""
-    return (EvaluationRun.objects.filter(doctype=doctype, version=version, compared_with__version=live)
+    return (EvaluationRun.objects.filter(doctype=doctype, team=team_id, version=version, compared_with__version=live)
             .select_related("compared_with").order_by("-id").first())

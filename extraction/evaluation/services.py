@@ -36,15 +36,16 @@ class EvaluationError(ValueError):
     """What cannot be done with a set, in words for the admin."""
 
 
-def evaluation_items_collect(*, doctype: str) -> dict[str, int]:
-    """Add to the type's set every document people confirmed: verified or corrected by a reviewer, or agreed
-    with as a whole in a supervisor's audit and not reviewed since. An item already in the set takes the
-    values people confirmed last. Returns {"added": n, "updated": n}."""
-    confirmed = Document.objects.filter(batch__doctype=doctype, batch__trial=False)
+def evaluation_items_collect(*, doctype: str, team_id: int) -> dict[str, int]:
+    """Add to the team's set of the type every document of the team people confirmed: verified or corrected by
+    a reviewer, or agreed with as a whole in a supervisor's audit and not reviewed since. An item already in
+    the set takes the values people confirmed last. Returns {"added": n, "updated": n}."""
+    confirmed = Document.objects.filter(batch__doctype=doctype, batch__trial=False, batch__team=team_id)
     reviewed = confirmed.filter(review_status__in=[ReviewStatus.VERIFIED.value, ReviewStatus.CORRECTED.value])
     audited = confirmed.filter(review_status=ReviewStatus.UNREVIEWED.value,
                                events__kind=ReviewEvent.Kind.AUDIT_AGREE, events__field="").distinct()
-    held = {i.document_id: i for i in EvaluationItem.objects.filter(doctype=doctype, document__isnull=False)
+    held = {i.document_id: i for i in EvaluationItem.objects.filter(doctype=doctype, team=team_id,
+                                                                    document__isnull=False)
             .only("id", "document_id", "expected", "confirmed_at", "removed_at")}
     new, changed = [], []
     for source, documents in ((EvaluationItem.Source.VERIFIED, reviewed), (EvaluationItem.Source.AUDITED, audited)):
@@ -59,7 +60,7 @@ def evaluation_items_collect(*, doctype: str) -> dict[str, int]:
             values = {"filename": document.filename, "expected": answer_flat(document.answer), "source": source,
                       "confirmed_by_id": document.by, "confirmed_at": document.at}
             if item is None:
-                new.append(EvaluationItem(doctype=doctype, document_id=document.id, **values))
+                new.append(EvaluationItem(doctype=doctype, team_id=team_id, document_id=document.id, **values))
             elif item.removed_at is None and (item.expected, item.confirmed_at) != (values["expected"],
                                                                                    values["confirmed_at"]):
                 changed.append((item.pk, values))
@@ -72,7 +73,8 @@ def evaluation_items_collect(*, doctype: str) -> dict[str, int]:
     return {"added": added, "updated": updated}
 
 
-def evaluation_items_upload(*, doctype: str, files: list[IncomingFile], expected: IncomingFile, user) -> int:
+def evaluation_items_upload(*, doctype: str, team_id: int, files: list[IncomingFile], expected: IncomingFile,
+                            user) -> int:
     """Add documents with the values an admin gives for them (extraction/evaluation/expected.py). Every file must
     have its values and every value its file, or nothing is added (EvaluationError names which). Returns how
     many were added."""
@@ -86,7 +88,7 @@ def evaluation_items_upload(*, doctype: str, files: list[IncomingFile], expected
     with transaction.atomic():
         for incoming in files:
             name = Path(incoming.filename).name
-            item = EvaluationItem(doctype=doctype, filename=name, expected=values[name],
+            item = EvaluationItem(doctype=doctype, team_id=team_id, filename=name, expected=values[name],
                                   source=EvaluationItem.Source.UPLOADED, confirmed_by=user)
             with incoming.path.open("rb") as fh:
                 item.file.save(name, File(fh), save=False)
@@ -94,12 +96,12 @@ def evaluation_items_upload(*, doctype: str, files: list[IncomingFile], expected
     return len(files)
 
 
-def evaluation_item_remove(*, doctype: str, item_id: int) -> str:
+def evaluation_item_remove(*, doctype: str, team_id: int, item_id: int) -> str:
     """Take a document out of the type's set (a wrong value confirmed, a document that does not belong): a file
     uploaded for the set is deleted with its values; a document people confirmed stays out when the set is
     gathered again. Runs started after it leave it out; a decision to make a version live keeps the figures it
     was made on. Returns its name."""
-    item = EvaluationItem.objects.filter(doctype=doctype, pk=item_id, removed_at__isnull=True).first()
+    item = EvaluationItem.objects.filter(doctype=doctype, team=team_id, pk=item_id, removed_at__isnull=True).first()
     if item is None:
         raise EvaluationError("That document is not in the set (anymore).")
     if item.document_id is None:
@@ -110,34 +112,38 @@ def evaluation_item_remove(*, doctype: str, item_id: int) -> str:
     return item.filename
 
 
-def evaluation_run_start(*, doctype: str, version: int | None, options: dict, ocr_engine: str, user) -> EvaluationRun:
+def evaluation_run_start(*, doctype: str, team_id: int, version: int | None, options: dict, ocr_engine: str,
+                         user) -> EvaluationRun:
     """Read the set again under `version` with the run's `options` (rerun_options: model, input mode,
     rounds) and `ocr_engine`, beside a run of the live version with the instance's settings for comparison
     (one run when the two are the same). Each run is a hidden batch the workers read like any other."""
-    items = list(EvaluationItem.objects.filter(doctype=doctype, removed_at__isnull=True).select_related("document"))
+    items = list(EvaluationItem.objects.filter(doctype=doctype, team=team_id, removed_at__isnull=True)
+                 .select_related("document"))
     if not items:
         raise EvaluationError("The evaluation set is empty: add the documents people verified, or upload documents "
                               "with their expected values.")
     live = get_doctype(doctype).version
     version = version or live
     engine = ocr_engine or "auto"
-    candidate = _run_start(doctype=doctype, version=version, options=options, ocr_engine=engine, items=items, user=user)
+    candidate = _run_start(doctype=doctype, team_id=team_id, version=version, options=options, ocr_engine=engine,
+                           items=items, user=user)
     if (version, options, engine) != (live, {}, "auto"):
-        baseline = _run_start(doctype=doctype, version=live, options={}, ocr_engine="auto", items=items, user=user)
+        baseline = _run_start(doctype=doctype, team_id=team_id, version=live, options={}, ocr_engine="auto",
+                              items=items, user=user)
         EvaluationRun.objects.filter(pk=candidate.pk).update(compared_with=baseline)
         candidate.compared_with = baseline
     return candidate
 
 
-def _run_start(*, doctype: str, version: int | None, options: dict, ocr_engine: str, items: list[EvaluationItem],
-               user) -> EvaluationRun:
+def _run_start(*, doctype: str, team_id: int, version: int | None, options: dict, ocr_engine: str,
+               items: list[EvaluationItem], user) -> EvaluationRun:
     label = get_doctype(doctype, version).label
     batch = Batch.objects.create(
         name=f"Evaluation of {label}" + (f" v{version}" if version else ""), doctype=doctype, doctype_version=version,
         ocr_engine=ocr_engine, settings={**options, **({"doctype_version": version} if version else {})},
-        trial=True, created_by=user)
-    run = EvaluationRun.objects.create(doctype=doctype, version=version, settings={**options, "ocr": ocr_engine},
-                                       batch=batch, created_by=user)
+        trial=True, created_by=user, team_id=team_id)
+    run = EvaluationRun.objects.create(doctype=doctype, team_id=team_id, version=version,
+                                       settings={**options, "ocr": ocr_engine}, batch=batch, created_by=user)
     with tempfile.TemporaryDirectory(prefix="proofdesk-evaluation-") as tmp:
         for item in items:
             path = Path(tmp) / f"item-{item.pk}"

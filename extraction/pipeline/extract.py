@@ -203,10 +203,11 @@ def _finish(*, document, extraction, result, ctx, claim: int | None = None) -> s
             violations_save(extraction=extraction, violations=result.violations, settled=result.settled)
             kept = result.best.number if result.best else len(result.rounds)
             scores = fieldconfidence_save(extraction=extraction, answer=result.answer, violations=result.violations,
-                                          ctx=ctx, settled=result.settled,
+                                          ctx=ctx, settled=result.settled, team_id=document.batch.team_id,
                                           round_answers=[r.answer for r in result.rounds if r.number <= kept])
             # every rule passed, yet a field is hardly trusted: people look (the stop reason stays "passed")
-            if to == Status.PASSED and suspicious_pass_check(extraction=extraction, scores=scores):
+            if to == Status.PASSED and suspicious_pass_check(extraction=extraction, scores=scores,
+                                                                team_id=document.batch.team_id):
                 to = Status.FLAGGED
         _end(document_id=document.id, to=to, claim=claim, **fields)
     return to.value

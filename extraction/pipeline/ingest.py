@@ -53,14 +53,17 @@ def clean_filename(name: str) -> str:
     return base[: len(base) - len(suffix)].encode()[:budget].decode(errors="ignore") + "…" + suffix
 
 
-def batch_create(*, name: str, doctype: str, ocr_engine: str, options: dict | None = None, user=None) -> Batch:
-    """A batch of a type; a type defined in the app is taken at its newest version, which the batch keeps."""
+def batch_create(*, name: str, doctype: str, ocr_engine: str, options: dict | None = None, user=None,
+                 team_id: int | None = None) -> Batch:
+    """A batch of a type, in `team_id` (the default team without one); a type defined in the app is taken at its
+    live version, which the batch keeps."""
     try:
         version = get_doctype(doctype).version
     except UnknownDocumentType:
         version = None  # the document type check is the caller's (forms, commands); processing names it
     return Batch.objects.create(name=name, doctype=doctype, doctype_version=version, ocr_engine=ocr_engine,
-                                settings=options or {}, created_by=user)
+                                settings=options or {}, created_by=user,
+                                **({"team_id": team_id} if team_id is not None else {}))
 
 
 def batch_add_files(*, batch: Batch, files: list[IncomingFile], queue: bool = True,
@@ -154,9 +157,10 @@ def _save_failed(doc: Document, error: intake.IntakeError) -> Document:
 @transaction.atomic
 def batch_create_from_files(
     *, name: str, doctype: str, ocr_engine: str, files: list[IncomingFile], options: dict | None = None, user=None,
-    queue: bool = True,
+    queue: bool = True, team_id: int | None = None,
 ) -> Batch:
-    batch = batch_create(name=name, doctype=doctype, ocr_engine=ocr_engine, options=options, user=user)
+    batch = batch_create(name=name, doctype=doctype, ocr_engine=ocr_engine, options=options, user=user,
+                         team_id=team_id)
     batch_add_files(batch=batch, files=files, queue=queue)
     return batch
 

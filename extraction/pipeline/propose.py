@@ -27,10 +27,11 @@ __all__ = ["PROPOSAL_DOCTYPE", "doctype_proposal_start", "proposal_run"]
 PROPOSAL_DOCTYPE = "proposal"  # the hidden batch's type: no type exists yet
 
 
-def doctype_proposal_start(*, file: IncomingFile, ocr_engine: str, user) -> Document:
+def doctype_proposal_start(*, file: IncomingFile, ocr_engine: str, user, team_id: int) -> Document:
     """Queue a sample to be read and its fields proposed (bounded by TRIAL_MAX_PAGES, as a trial)."""
     batch = Batch.objects.create(name="Fields proposed from a sample", doctype=PROPOSAL_DOCTYPE,
-                                 ocr_engine=ocr_engine, settings={"propose": True}, trial=True, created_by=user)
+                                 ocr_engine=ocr_engine, settings={"propose": True}, trial=True, created_by=user,
+                                 team_id=team_id)
     limits = replace(intake_limits(), max_pages=min(intake_limits().max_pages, settings.TRIAL_MAX_PAGES),
                      pages_advice="The model proposes fields from a short sample: choose a document of fewer pages.")
     return batch_add_files(batch=batch, files=[file], limits=limits)[0]

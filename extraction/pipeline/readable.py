@@ -24,12 +24,13 @@ def doctype_needs_llm(*, name: str) -> str | None:
             f"nothing was uploaded. Set LLM_BASE_URL and LLM_MODEL (docs/CONFIGURATION.md){instead}.")
 
 
-def doctypes_needing_llm() -> list[str]:
-    """The labels of the types that cannot be read now for want of an LLM (empty when one is configured)."""
+def doctypes_needing_llm(*, teams: list[int] | None = None) -> list[str]:
+    """The labels of the types (of `teams`) that cannot be read now for want of an LLM (empty when one is
+    configured)."""
     if llm_available():
         return []
     offline = {d.name for d in _offline_readers()}
-    return [label for name, label in doctype_choices() if name not in offline]
+    return [label for name, label in doctype_choices(teams=teams) if name not in offline]
 
 
 def _offline_readers() -> list:

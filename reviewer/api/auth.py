@@ -29,6 +29,8 @@ class Roles(HttpBearer):
         if found is None:
             return None
         request.user = found.user
+        found.user._proofdesk_only_team = found.team_id  # the token acts with its owner's roles in its team only
+        request.view_roles = self.roles  # as role_required does: what the operation's objects are scoped by
         if not has_role(found.user, *self.roles):
             raise PermissionDenied(f"Your role does not allow this: it needs {' or '.join(self.roles)}.")
         return found

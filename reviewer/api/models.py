@@ -5,12 +5,15 @@ from __future__ import annotations
 from django.conf import settings
 from django.db import models
 
+from extraction.models import default_team_id
+
 
 class ApiToken(models.Model):
     """A user's key to the API. The token itself is shown once when it is made; only its digest is kept, and
     its first characters (`prefix`) so that its owner can tell it apart on the tokens page."""
 
     user = models.ForeignKey(settings.AUTH_USER_MODEL, on_delete=models.CASCADE, related_name="api_tokens")
+    team = models.ForeignKey("extraction.Team", on_delete=models.CASCADE, default=default_team_id, related_name="+")
     name = models.CharField(max_length=100)
     prefix = models.CharField(max_length=16)
     digest = models.CharField(max_length=64, unique=True)  # hex SHA-256 of the whole token

@@ -10,17 +10,17 @@ from reviewer.api.models import ApiToken
 
 
 def tokens_of(*, user) -> list[ApiToken]:
-    return list(ApiToken.objects.filter(user=user).order_by("revoked_at", "-created_at", "-id"))
+    return list(ApiToken.objects.filter(user=user).select_related("team").order_by("revoked_at", "-created_at", "-id"))
 
 
-def documents_listed(*, status: str | None = None, review_status: str | None = None, batch_id: int | None = None,
-                     doctype: str | None = None, updated_since=None, after_id: int | None = None
+def documents_listed(*, teams: list[int], status: str | None = None, review_status: str | None = None,
+                     batch_id: int | None = None, doctype: str | None = None, updated_since=None, after_id: int | None = None
                      ) -> QuerySet[Document]:
     """Documents in id order (the cursor is the last id seen), with `updated_at`: the later of the last state
     change and the last review event (an edit changes no state)."""
     last_event = (ReviewEvent.objects.filter(document=OuterRef("pk")).order_by("-created_at")
                   .values("created_at")[:1])
-    qs = Document.objects.filter(batch__trial=False).select_related("batch").annotate(
+    qs = Document.objects.filter(batch__trial=False, batch__team__in=teams).select_related("batch").annotate(
         updated_at=Greatest("status_changed_at", Coalesce(Subquery(last_event, output_field=DateTimeField()),
                                                           "status_changed_at")))
     if status:

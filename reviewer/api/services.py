@@ -32,15 +32,17 @@ def token_digest(secret: str) -> str:
     return hashlib.sha256(secret.encode()).hexdigest()
 
 
-def token_create(*, user, name: str) -> NewToken:
-    """A new token for `user`; the secret is in the result only."""
+def token_create(*, user, name: str, team=None) -> NewToken:
+    """A new token for `user` in `team` (the default team without one): it acts with the user's roles in that
+    team only. The secret is in the result only."""
     name = (name or "").strip()
     if not name:
         raise TokenError("Name the token (say, what will use it).")
     if len(name) > NAME_MAX:
         raise TokenError(f"A token's name is at most {NAME_MAX} characters.")
     secret = TOKEN_PREFIX + secrets.token_urlsafe(32)
-    token = ApiToken.objects.create(user=user, name=name, prefix=secret[:10], digest=token_digest(secret))
+    token = ApiToken.objects.create(user=user, name=name, prefix=secret[:10], digest=token_digest(secret),
+                                    **({"team": team} if team is not None else {}))
     return NewToken(token=token, secret=secret)
 
 

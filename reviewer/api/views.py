@@ -8,9 +8,11 @@ from django.http import HttpRequest, HttpResponse
 from django.shortcuts import redirect, render
 from django.urls import reverse
 
+from extraction.models import Team
 from reviewer.access import role_required
 from reviewer.api import selectors, services
 from reviewer.roles import ROLES
+from reviewer.teams.scope import scoped
 from reviewer.whole_numbers import whole_number
 
 
@@ -29,11 +31,16 @@ def token_list(request: HttpRequest) -> HttpResponse:
             else:
                 messages.error(request, "No such live token of yours.")
             return redirect("token_list")
+        team = scoped(Team, user=request.user).filter(pk=whole_number(request.POST.get("team", "")) or 0).first()
+        team = team or scoped(Team, user=request.user).first()
         try:
-            context["new"] = services.token_create(user=request.user, name=request.POST.get("name", ""))
+            if team is None:
+                raise services.TokenError("You belong to no team, so a token could do nothing.")
+            context["new"] = services.token_create(user=request.user, name=request.POST.get("name", ""), team=team)
         except services.TokenError as err:
             context["error"], context["name"], status = str(err), request.POST.get("name", "")[:200], 400
     context["tokens"] = selectors.tokens_of(user=request.user)
+    context["teams"] = list(scoped(Team, user=request.user))
     context["docs_url"] = reverse("api:openapi-view")
     response = render(request, "tokens/list.html", context, status=status)
     response["Cache-Control"] = "no-store"  # the page that shows a new token is never kept

@@ -14,13 +14,14 @@ from typing import Any
 from django.contrib import messages
 from django.db import models
 from django.http import Http404, HttpRequest, HttpResponse
-from django.shortcuts import get_object_or_404, redirect
+from django.shortcuts import redirect
 from django.urls import reverse
 from django.utils.http import urlencode
 
 from extraction.models import Batch, Page
 from reviewer.audit.services import AuditError
 from reviewer.desk.presenters import ocr_layer
+from reviewer.teams.scope import get_for
 
 
 @dataclass(frozen=True)
@@ -39,15 +40,14 @@ class AuditFlow:
 
 
 def get_sample(request: HttpRequest, flow: AuditFlow, sample_id: int) -> models.Model:
-    """The access helper for a sample: 404 when it does not exist (roles are checked by the view)."""
-    return get_object_or_404(flow.sample_model.objects.select_related("batch", "created_by"), pk=sample_id)
+    """The access helper for a sample: 404 when it does not exist or is another team's."""
+    return get_for(request, flow.sample_model.objects.select_related("batch", "created_by"), pk=sample_id)
 
 
 def get_item(request: HttpRequest, flow: AuditFlow, sample_id: int, item_id: int) -> models.Model:
-    """The access helper for an item: 404 unless it exists and belongs to that sample (roles are checked by the
-    view)."""
-    return get_object_or_404(flow.item_model.objects.select_related(*flow.item_related), pk=item_id,
-                             sample_id=sample_id)
+    """The access helper for an item: 404 unless it exists, belongs to that sample and to one's team."""
+    return get_for(request, flow.item_model.objects.select_related("sample__batch", *flow.item_related),
+                   pk=item_id, sample_id=sample_id)
 
 
 def draw_sample(request: HttpRequest, flow: AuditFlow, batch: Batch, draw: Callable[[], Any], *, form: dict,

@@ -21,6 +21,7 @@ from reviewer.desk import selectors
 from reviewer.desk.fields import field_items, labels_for
 from reviewer.models import AuditItem, AuditSample, FieldAuditItem
 from reviewer.roles import ADMIN, SUPERVISOR
+from reviewer.teams.scope import request_team_ids
 
 AUDIT_ROLES = (SUPERVISOR, ADMIN)
 
@@ -64,7 +65,7 @@ def estimate_charts(summary: dict) -> dict:
 
 @role_required(*AUDIT_ROLES)
 def audit_home(request: HttpRequest) -> HttpResponse:
-    batches = selectors.audit_batches().annotate(
+    batches = selectors.audit_batches(teams=request_team_ids(request)).annotate(
         n_audited=Count("audit_samples__items", filter=~Q(audit_samples__items__verdict=AuditItem.Verdict.PENDING)),
         n_disagreed=Count("audit_samples__items", filter=Q(audit_samples__items__verdict=AuditItem.Verdict.DISAGREE)),
     )

@@ -3,7 +3,7 @@
 from django import forms
 from django.contrib import messages
 from django.http import HttpRequest, HttpResponse
-from django.shortcuts import get_object_or_404, redirect
+from django.shortcuts import redirect
 from django.views.decorators.http import require_POST
 
 from extraction.models import Document
@@ -12,6 +12,7 @@ from extraction.pipeline.intake import IntakeError
 from extraction.pipeline.requeue import document_requeue
 from reviewer.access import role_required
 from reviewer.roles import ADMIN
+from reviewer.teams.scope import get_for
 
 
 class TextractForm(forms.Form):
@@ -19,7 +20,7 @@ class TextractForm(forms.Form):
 
 
 def get_document_for_admin(request: HttpRequest, document_id: int) -> Document:
-    return get_object_or_404(Document.objects.select_related("batch"), pk=document_id)
+    return get_for(request, Document.objects.select_related("batch"), pk=document_id)
 
 
 @require_POST

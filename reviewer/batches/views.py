@@ -4,7 +4,7 @@ from django.contrib import messages
 from django.core.paginator import Paginator
 from django.http import HttpRequest, HttpResponse
 from django.http.multipartparser import MultiPartParserError
-from django.shortcuts import get_object_or_404, redirect, render
+from django.shortcuts import redirect, render
 from django.urls import reverse
 from django.views import defaults
 from django_htmx.http import HTMX_STOP_POLLING
@@ -12,25 +12,28 @@ from django_htmx.http import HTMX_STOP_POLLING
 from extraction.models import Batch
 from extraction.pipeline.ingest import NAME_MAX_BYTES, batch_create_from_files, clean_filename
 from extraction.pipeline.readable import doctypes_needing_llm
-from reviewer.access import has_role, role_required
+from reviewer.access import has_role, role_required, team_ids
 from reviewer.batches.deletion import DeletionError
 from reviewer.batches.deletion import batch_delete as batch_delete_service
 from reviewer.batches.forms import UploadForm
 from reviewer.desk import selectors
 from reviewer.roles import ADMIN, SUPERVISOR
+from reviewer.teams.forms import teams_offered
+from reviewer.teams.scope import get_for, request_team_ids
 from reviewer.uploads import uploads_written
 
 DOCUMENTS_PER_PAGE = 50
 
 
 def get_batch(request: HttpRequest, batch_id: int) -> Batch:
-    """The access helper for a batch: 404 when it does not exist (roles are checked by the view)."""
-    return get_object_or_404(Batch, pk=batch_id)
+    """The access helper for a batch: 404 when it does not exist or is another team's, 403 when one's role in
+    its team is not the view's."""
+    return get_for(request, Batch, pk=batch_id)
 
 
 @role_required(ADMIN, SUPERVISOR)
 def batch_list(request: HttpRequest) -> HttpResponse:
-    return render(request, "batches/list.html", {"batches": selectors.batch_list_with_counts()})
+    return render(request, "batches/list.html", {"batches": selectors.batch_list_with_counts(teams=request_team_ids(request))})
 
 
 @role_required(ADMIN, SUPERVISOR)
@@ -51,7 +54,7 @@ def batch_detail(request: HttpRequest, batch_id: int) -> HttpResponse:
 @role_required(ADMIN)
 def batch_upload(request: HttpRequest) -> HttpResponse:
     if request.method == "POST":
-        form = UploadForm(request.POST, request.FILES)
+        form = _upload_form(request, request.POST, request.FILES)
         if form.is_valid():
             batch = _create_batch(request, form)
             unsent = selectors.batch_unsent_count(batch=batch)
@@ -69,8 +72,14 @@ def batch_upload(request: HttpRequest) -> HttpResponse:
                               f"{'they are' if len(shortened) != 1 else 'it is'} kept shortened: {', '.join(shortened)}")
             return redirect("batch_detail", batch_id=batch.id)
     else:
-        form = UploadForm()
-    return render(request, "batches/upload.html", {"form": form, "needs_llm": doctypes_needing_llm()})
+        form = _upload_form(request)
+    return render(request, "batches/upload.html",
+                  {"form": form, "needs_llm": doctypes_needing_llm(teams=team_ids(request.user, ADMIN))})
+
+
+def _upload_form(request: HttpRequest, *args) -> UploadForm:
+    """The upload form of an admin: the teams they administer, and those teams' types."""
+    return teams_offered(UploadForm(*args, teams=team_ids(request.user, ADMIN)), user=request.user, roles=(ADMIN,))
 
 
 def bad_request(request: HttpRequest, exception: Exception) -> HttpResponse:
@@ -84,8 +93,9 @@ def bad_request(request: HttpRequest, exception: Exception) -> HttpResponse:
         else:
             reason = f"{exception} Upload the batch again."
         return render(request, "batches/upload.html", {
-            "form": UploadForm(), "upload_error": f"The upload could not be read, so nothing was uploaded: {reason}",
-            "needs_llm": doctypes_needing_llm(),
+            "form": _upload_form(request),
+            "upload_error": f"The upload could not be read, so nothing was uploaded: {reason}",
+            "needs_llm": doctypes_needing_llm(teams=team_ids(request.user, ADMIN)),
         }, status=400)
     return defaults.bad_request(request, exception)
 
@@ -104,6 +114,7 @@ def _create_batch(request: HttpRequest, form: UploadForm) -> Batch:
             files=incoming,
             options=options,
             user=request.user,
+            team_id=form.cleaned_data["team"].pk,
         )
 
 

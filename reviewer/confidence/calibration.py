@@ -19,9 +19,9 @@ from reviewer.models import AuditItem
 THRESHOLDS = (0.5, 0.7, 0.8, 0.9, 0.95, 0.98, 0.99, 0.995)
 
 
-def calibration_summary(*, doctype: str, width: float = 0.1) -> dict[str, Any]:
+def calibration_summary(*, doctype: str, team_id: int | None = None, width: float = 0.1) -> dict[str, Any]:
     """The judged fields' stored confidence against what people found, overall and per field kind."""
-    labels = [label for label in confidence_labels(doctype=doctype) if label.confidence is not None]
+    labels = [label for label in confidence_labels(doctype=doctype, team_id=team_id) if label.confidence is not None]
     scores = [label.confidence for label in labels]
     ys = [int(label.right) for label in labels]
     kinds: dict[str, list] = defaultdict(list)
@@ -43,12 +43,13 @@ def calibration_summary(*, doctype: str, width: float = 0.1) -> dict[str, Any]:
     }
 
 
-def threshold_curve_estimate(*, doctype: str, thresholds: tuple[float, ...] = THRESHOLDS) -> list[dict[str, Any]]:
+def threshold_curve_estimate(*, doctype: str, team_id: int | None = None,
+                             thresholds: tuple[float, ...] = THRESHOLDS) -> list[dict[str, Any]]:
     """For the type's passed documents (their current extraction): per threshold, how many would go to review,
     what the review load becomes, and how many wrong passes the confidence model expects among those left that
     nobody has checked, each document counting the chance that any of its fields is wrong (1 - the product of
     its fields' confidences). A pass a supervisor's audit found right is known right, so it counts for none."""
-    latest = latest_extractions(doctype)
+    latest = latest_extractions(doctype, team_id)
     passed = set(Document.objects.filter(id__in=latest, status=Status.PASSED.value).values_list("id", flat=True))
     checked = set(AuditItem.objects.filter(document_id__in=passed, verdict=AuditItem.Verdict.AGREE)
                   .values_list("document_id", flat=True))
@@ -75,11 +76,11 @@ def threshold_curve_estimate(*, doctype: str, thresholds: tuple[float, ...] = TH
     return out
 
 
-def judge_agreement(*, doctype: str) -> dict[str, Any] | None:
+def judge_agreement(*, doctype: str, team_id: int | None = None) -> dict[str, Any] | None:
     """For a type with rubric checks: the judge's verdict (no `rubric:` rule broken) against people's (verified
     or an agreeing audit accepts; a correction, a rejection or a disagreeing audit rejects), over decided
     documents whose code rules all passed (the judge is asked only then)."""
-    latest = latest_extractions(doctype)
+    latest = latest_extractions(doctype, team_id)
     broken: dict[int, set[str]] = defaultdict(set)
     for extraction_id, code in Violation.objects.filter(extraction_id__in=latest.values()).values_list(
             "extraction_id", "code"):
@@ -115,11 +116,11 @@ def judge_agreement(*, doctype: str) -> dict[str, Any] | None:
 BANDS = ((0.0, 0.5), (0.5, 0.9), (0.9, 0.99), (0.99, 1.0001))
 
 
-def audit_by_band(*, doctype: str) -> list[dict[str, Any]]:
+def audit_by_band(*, doctype: str, team_id: int | None = None) -> list[dict[str, Any]]:
     """Passed documents by the band of their least sure field: how many, how many a supervisor audited, how
     many of those were wrong, and the false-pass rate with its Wilson interval per band (audits stratified
     by confidence: the bands a threshold would route or leave)."""
-    latest = latest_extractions(doctype)
+    latest = latest_extractions(doctype, team_id)
     passed = Document.objects.filter(id__in=latest, status=Status.PASSED.value).values_list("id", flat=True)
     lowest: dict[int, float] = {}
     for extraction_id, confidence in FieldValue.objects.filter(

@@ -23,12 +23,12 @@ class Label:
     source: str  # review or audit
 
 
-def confidence_labels(*, doctype: str) -> list[Label]:
+def confidence_labels(*, doctype: str, team_id: int | None = None) -> list[Label]:
     """Fields people judged: every field of a reviewed document (right unless a reviewer corrected it), of an
     audited one (right unless the supervisor marked it wrong), and each field of a field audit (as judged); a
     field audit's verdict wins, then the document audit's. Only fields that were scored (their signals stored)
     count."""
-    latest = latest_extractions(doctype)
+    latest = latest_extractions(doctype, team_id)
     audited: dict[int, set[str]] = {}
     for extraction_id, verdict, wrong in AuditItem.objects.filter(
             extraction_id__in=latest.values()).exclude(verdict=AuditItem.Verdict.PENDING).values_list(

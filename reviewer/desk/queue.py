@@ -8,10 +8,11 @@ from django.views.decorators.http import require_POST
 from django_htmx.http import HttpResponseClientRedirect
 
 from extraction.models import Batch
-from reviewer.access import role_required
+from reviewer.access import WORK_ROLES, role_required
 from reviewer.desk import selectors
 from reviewer.desk import services as review
 from reviewer.roles import ADMIN, REVIEWER
+from reviewer.teams.scope import request_team_ids, scoped
 from reviewer.whole_numbers import whole_number
 
 PER_PAGE = 50
@@ -27,7 +28,11 @@ def _filters(params) -> tuple[int | None, str | None]:
 def queue(request: HttpRequest) -> HttpResponse:
     """Flagged documents nobody has decided yet, oldest first, each with its broken rules in words."""
     batch_id, rule = _filters(request.GET)
-    documents = selectors.queue_documents_open(batch_id=batch_id, rule=rule).select_related("batch", "claimed_by")
+    mine = request_team_ids(request)
+    team = whole_number(request.GET.get("team") or "")
+    teams = [team] if team in mine else mine  # a person in several teams may look at one
+    documents = selectors.queue_documents_open(teams=teams, batch_id=batch_id, rule=rule).select_related(
+        "batch", "claimed_by")
     page = Paginator(documents, PER_PAGE).get_page(request.GET.get("page"))
     rows = list(page.object_list)
     selectors.queue_rules_of(rows)
@@ -37,8 +42,11 @@ def queue(request: HttpRequest) -> HttpResponse:
         doc.claim_until = review.claim_expires_at(doc) if doc.claim_live else None
         doc.mine = doc.claim_live and doc.claimed_by_id == request.user.pk
     context = {
-        "page": page, "rows": rows, "batches": Batch.objects.filter(trial=False).order_by("-created_at")[:100],
-        "batch_id": str(batch_id or ""), "rule": rule, "rules": selectors.queue_rule_codes(),
+        "page": page, "rows": rows,
+        "batches": scoped(Batch, user=request.user, roles=WORK_ROLES).filter(trial=False).order_by("-created_at")[:100],
+        "batch_id": str(batch_id or ""), "rule": rule, "rules": selectors.queue_rule_codes(teams=teams),
+        "team_counts": selectors.queue_counts_by_team(teams=mine) if len(mine) > 1 else [],
+        "team": str(team if team in mine else ""),
     }
     return render(request, "queue/list.html", context)
 

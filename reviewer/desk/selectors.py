@@ -14,7 +14,7 @@ from extraction.sql_batch import Statement, instance_of, select_columns, stateme
 from extraction.states import Status
 
 
-def batch_list_with_counts() -> QuerySet[Batch]:
+def batch_list_with_counts(*, teams: list[int]) -> QuerySet[Batch]:
     """Batches with counts by state; 'flagged' counts the documents still to review, 'reviewed' the
     flagged ones a reviewer decided."""
     from extraction.states import ReviewStatus
@@ -24,7 +24,7 @@ def batch_list_with_counts() -> QuerySet[Batch]:
                                                           documents__review_status=ReviewStatus.UNREVIEWED.value))
     per_status["n_reviewed"] = Count("documents", filter=Q(documents__status=Status.FLAGGED.value) & ~Q(
         documents__review_status=ReviewStatus.UNREVIEWED.value))
-    return (Batch.objects.filter(trial=False).annotate(n_documents=Count("documents"), **per_status)
+    return (Batch.objects.filter(trial=False, team__in=teams).annotate(n_documents=Count("documents"), **per_status)
             .order_by("-created_at"))
 
 
@@ -47,8 +47,8 @@ def batch_unsent_count(*, batch: Batch) -> int:
     return batch.documents.filter(status=Status.QUEUED.value, dispatched_at__isnull=True).count()
 
 
-def audit_batches() -> QuerySet[Batch]:
-    return Batch.objects.filter(trial=False).annotate(
+def audit_batches(*, teams: list[int]) -> QuerySet[Batch]:
+    return Batch.objects.filter(trial=False, team__in=teams).annotate(
         n_passed=Count("documents", filter=Q(documents__status=Status.PASSED.value))
     ).order_by("-created_at")
 
@@ -82,8 +82,10 @@ def rule_label(code: str) -> str:
     return code.replace("_", " ").capitalize()
 
 
-def queue_documents_open(*, batch_id: int | None = None, rule: str | None = None) -> QuerySet[Document]:
-    """Flagged documents nobody has decided yet, oldest first, with their current extraction's id."""
+def queue_documents_open(*, teams: list[int] | None = None, batch_id: int | None = None,
+                         rule: str | None = None) -> QuerySet[Document]:
+    """Flagged documents nobody has decided yet, oldest first, with their current extraction's id; of `teams`
+    (every team's without)."""
     from django.db.models import Exists, OuterRef
 
     from extraction.models import Violation
@@ -91,12 +93,23 @@ def queue_documents_open(*, batch_id: int | None = None, rule: str | None = None
 
     qs = Document.objects.filter(status=Status.FLAGGED.value, review_status=ReviewStatus.UNREVIEWED.value,
                                  batch__trial=False)
+    if teams is not None:
+        qs = qs.filter(batch__team__in=teams)
     if batch_id:
         qs = qs.filter(batch_id=batch_id)
     qs = qs.annotate(current_extraction_id=Extraction.objects.current_id())
     if rule:
         qs = qs.filter(Exists(Violation.objects.filter(extraction_id=OuterRef("current_extraction_id"), code=rule)))
     return qs.order_by("created_at", "id")
+
+
+def queue_counts_by_team(*, teams: list[int]) -> list[dict]:
+    """For a person in several teams: each team's open documents, [{"id", "name", "n"}] by name."""
+    from extraction.models import Team
+
+    counts = dict(queue_documents_open(teams=teams).order_by().values_list("batch__team").annotate(n=Count("id")))
+    return [{"id": t.pk, "name": t.name, "n": counts.get(t.pk, 0)}
+            for t in Team.objects.filter(pk__in=teams).order_by("name")]
 
 
 def queue_rules_of(documents: list[Document]) -> None:
@@ -114,18 +127,18 @@ def queue_rules_of(documents: list[Document]) -> None:
         by_extraction[row["extraction_id"]].rules.append((row["code"], rule_label(row["code"]), row["n"]))
 
 
-def queue_rule_codes() -> list[tuple[str, str]]:
-    """The rule codes documents break, for the queue's filter."""
+def queue_rule_codes(*, teams: list[int]) -> list[tuple[str, str]]:
+    """The rule codes the teams' documents break, for the queue's filter."""
     from extraction.models import Violation
 
-    # every stored code (an index-only scan of violation_code); joining to open documents costs far more
-    codes = Violation.objects.values_list("code", flat=True).distinct().order_by("code")
+    codes = (Violation.objects.filter(extraction__document__batch__team__in=teams)
+             .values_list("code", flat=True).distinct().order_by("code"))
     return [(c, rule_label(c)) for c in codes]
 
 
-def document_for_desk(*, document_id: int) -> Document:
-    """The document with its batch and claim holder (raises Document.DoesNotExist)."""
-    return Document.objects.select_related("batch", "claimed_by").get(pk=document_id)
+def documents_for_desk() -> QuerySet[Document]:
+    """Documents with their batch and claim holder, for the desk's access helper to scope and pick one of."""
+    return Document.objects.select_related("batch", "claimed_by")
 
 
 class DeskField(NamedTuple):

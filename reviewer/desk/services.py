@@ -13,13 +13,14 @@ from datetime import timedelta
 from typing import Any
 
 from django.conf import settings
+from django.core.exceptions import PermissionDenied
 from django.db import transaction
 from django.db.models import F, Q
 from django.utils import timezone
 
 from extraction.doctypes.base import EditRefused
 from extraction.doctypes.selectors import extraction_doctype
-from extraction.models import Block, Document, Extraction, FieldValue, ReviewEvent, Violation
+from extraction.models import Batch, Block, Document, Extraction, FieldValue, ReviewEvent, Violation
 from extraction.pipeline.transitions import document_review_transition, document_transition
 from extraction.proofs.picked import PICKED, picked_box, picked_proof
 from extraction.reading.validation import make_validator
@@ -133,9 +134,18 @@ def is_open_for_review(document: Document) -> bool:
     return document.status == Status.FLAGGED.value and document.review_status == ReviewStatus.UNREVIEWED.value
 
 
-def _why_not(*, document_id: int, user_id: int, expected_version: int | None) -> ReviewError:
-    """After a guarded update matched nothing: the reason, in words for the reviewer."""
-    doc = Document.objects.select_related("claimed_by").get(pk=document_id)
+def _why_not(*, document_id: int, user, expected_version: int | None) -> Exception:
+    """After a guarded update matched nothing: the reason, in words for the reviewer. Another team's document
+    does not exist for them (DoesNotExist: a 404); in their own team, a role that does not correct is refused."""
+    from reviewer.access import WORK_ROLES, user_teams
+
+    user_id = user.pk
+    doc = Document.objects.select_related("claimed_by", "batch").filter(pk=document_id).first()
+    held = user_teams(user).get(doc.batch.team_id) if doc is not None else None
+    if held is None:
+        return Document.DoesNotExist("No such document.")
+    if not held & set(WORK_ROLES):
+        return PermissionDenied("Your role in this document's team does not correct values.")
     if not is_open_for_review(doc):
         if doc.status == Status.PASSED.value:
             return NotEditable("This document passed its rules; it is read-only unless a supervisor sends it back.")
@@ -157,8 +167,11 @@ def _why_not(*, document_id: int, user_id: int, expected_version: int | None) ->
 def _hold_statement(*, document_id: int, user, expected_version: int | None, bump: bool) -> Statement:
     """The guarded update that takes or refreshes the user's claim (and bumps the version for a content
     write): it changes one row, or none when the user may not write (`_why_not` says why)."""
+    from reviewer.access import WORK_ROLES, team_ids
+
     now = timezone.now()
-    qs = Document.objects.filter(_open_for_review(), _free_or_mine(user.pk, now), pk=document_id)
+    teams = Batch.objects.filter(team__in=team_ids(user, *WORK_ROLES)).values("pk")  # only where one's role works
+    qs = Document.objects.filter(_open_for_review(), _free_or_mine(user.pk, now), pk=document_id, batch__in=teams)
     if expected_version is not None:
         qs = qs.filter(version=expected_version)
     changes: dict[str, Any] = {"claimed_by": user, "claimed_at": now}
@@ -172,7 +185,7 @@ def _hold(*, document_id: int, user, expected_version: int | None, bump: bool) -
     (changed,) = statements_run(statements=[_hold_statement(document_id=document_id, user=user,
                                                             expected_version=expected_version, bump=bump)])
     if changed != 1:
-        raise _why_not(document_id=document_id, user_id=user.pk, expected_version=expected_version)
+        raise _why_not(document_id=document_id, user=user, expected_version=expected_version)
 
 
 # --- claims ------------------------------------------------------------------------------------------
@@ -203,19 +216,21 @@ def document_next(*, user, batch_id: int | None = None, rule: str | None = None)
 
     The reviewer's other claims are released: a reviewer holds one document at a time.
     """
+    from reviewer.access import WORK_ROLES, team_ids
     from reviewer.desk.selectors import queue_documents_open
 
+    teams = team_ids(user, *WORK_ROLES)
     for _ in range(20):  # each miss means someone else claimed that one first: take the next
         now = timezone.now()
         candidate = (
-            queue_documents_open(batch_id=batch_id, rule=rule)
+            queue_documents_open(teams=teams, batch_id=batch_id, rule=rule)
             .filter(_free_or_mine(user.pk, now))
             .exclude(claimed_by=user, claimed_at__gte=now - claim_ttl())
             .values_list("id", flat=True)
             .first()
         )
         if candidate is None:
-            mine = queue_documents_open(batch_id=batch_id, rule=rule).filter(
+            mine = queue_documents_open(teams=teams, batch_id=batch_id, rule=rule).filter(
                 claimed_by=user, claimed_at__gte=now - claim_ttl()
             ).values_list("id", flat=True).first()
             return Document.objects.get(pk=mine) if mine else None
@@ -284,7 +299,7 @@ def _held_for_edit(*, document_id: int, user, expected_version: int, block_ids: 
         statements.append(picked_blocks_statement(document_id=document_id, block_ids=block_ids))
     held, extraction, fields, violations, (blocks_seen,), *picked = statements_run(statements=statements)
     if held != 1:
-        raise _why_not(document_id=document_id, user_id=user.pk, expected_version=expected_version)
+        raise _why_not(document_id=document_id, user=user, expected_version=expected_version)
     extraction = extraction_for_edit_of(extraction)
     if extraction is None or not extraction.answer:
         raise NotEditable("This document has no extracted answer to correct.")
@@ -486,7 +501,7 @@ def document_verify(*, document_id: int, user, expected_version: int, note: str 
     to = ReviewStatus.CORRECTED if corrected else ReviewStatus.VERIFIED
     if not document_review_transition(document_id=document_id, to=to, expected_version=expected_version + 1,
                                       release_claim=True):
-        raise _why_not(document_id=document_id, user_id=user.pk, expected_version=expected_version)
+        raise _why_not(document_id=document_id, user=user, expected_version=expected_version)
     ReviewEvent.objects.create(document_id=document_id, user=user, kind=ReviewEvent.Kind.VERIFY, after=to.value,
                                note=note)
     webhooks.document_reviewed(document_id=document_id)
@@ -502,7 +517,7 @@ def document_reject(*, document_id: int, user, expected_version: int, reason: st
     _hold(document_id=document_id, user=user, expected_version=expected_version, bump=True)
     if not document_review_transition(document_id=document_id, to=ReviewStatus.REJECTED,
                                       expected_version=expected_version + 1, release_claim=True):
-        raise _why_not(document_id=document_id, user_id=user.pk, expected_version=expected_version)
+        raise _why_not(document_id=document_id, user=user, expected_version=expected_version)
     ReviewEvent.objects.create(document_id=document_id, user=user, kind=ReviewEvent.Kind.REJECT,
                                after=ReviewStatus.REJECTED.value, note=reason)
     webhooks.document_reviewed(document_id=document_id)

@@ -37,15 +37,14 @@ from reviewer.desk.presenters import (
     history_context,
     stage_context,
 )
+from reviewer.teams.scope import get_for
 from reviewer.whole_numbers import whole_number
 
 
 def get_document(request: HttpRequest, document_id: int) -> Document:
-    """The access helper for a document on the desk: 404 when it does not exist (roles are checked by the view)."""
-    try:
-        return selectors.document_for_desk(document_id=document_id)
-    except Document.DoesNotExist:
-        raise Http404("No such document.") from None
+    """The access helper for a document on the desk: 404 when it does not exist or is another team's, 403 when
+    one's role in its team is not the view's."""
+    return get_for(request, selectors.documents_for_desk(), pk=document_id)
 
 
 def _version(request: HttpRequest) -> int | None:
@@ -175,7 +174,8 @@ def _unchanged_response(request: HttpRequest, document_id: int, path: str) -> Ht
 
 
 def _or_404(service, **kwargs):
-    """A desk write by document id: a document that does not exist is a 404, as `get_document` says."""
+    """A desk write by document id: a document that does not exist, or is another team's (the service's guarded
+    update holds only one's own), is a 404, as `get_document` says."""
     try:
         return service(**kwargs)
     except Document.DoesNotExist:

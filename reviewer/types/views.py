@@ -23,7 +23,7 @@ from extraction.doctypes.selectors import (
     doctype_version_newest,
     doctype_versions,
 )
-from extraction.doctypes.services import doctype_version_save
+from extraction.doctypes.services import doctype_share_set, doctype_version_save
 from extraction.models import Batch, Document, Extraction
 from extraction.ocr.registry import ENGINE_CHOICES
 from extraction.pipeline.propose import doctype_proposal_start
@@ -33,6 +33,7 @@ from extraction.states import FINAL_STATUSES
 from reviewer.access import role_required
 from reviewer.batches.deletion import DeletionError, batch_delete
 from reviewer.roles import ADMIN
+from reviewer.teams.scope import acting_team, defined_type_team, get_for, request_team_ids
 from reviewer.types.presenters import data_from_post, post_edited, problems_placed, rows_from_data
 from reviewer.uploads import uploads_written
 from reviewer.whole_numbers import whole_number
@@ -41,33 +42,38 @@ KEPT_TRIALS = 3  # an admin's newest trials, kept to compare drafts on the desk
 
 
 def get_trial(request: HttpRequest, batch_id: int) -> Batch:
-    """The access helper for a trial: 404 unless it is a trial batch (roles are checked by the view)."""
-    batch = Batch.objects.filter(pk=batch_id, trial=True).first()
-    if batch is None:
-        raise Http404("No such trial.")
-    return batch
+    """The access helper for a trial: 404 unless it is a trial batch of one's team."""
+    return get_for(request, Batch.objects.filter(trial=True), pk=batch_id)
 
 
 @role_required(ADMIN)
 def doctype_list(request: HttpRequest) -> HttpResponse:
-    defined = doctype_live_versions()
+    defined = doctype_live_versions(teams=request_team_ids(request))
     names = {v.name for v in defined}
     builtin = [{"name": d.name, "label": d.label, "kind": "shipped definition" if d.definition is not None else "code"}
                for d in all_doctypes() if d.name not in names]
-    return render(request, "doctypes/list.html", {"builtin": builtin, "defined": defined})
+    return render(request, "doctypes/list.html",
+                  {"builtin": builtin, "defined": defined, "own_teams": request_team_ids(request)})
 
 
 @role_required(ADMIN)
 def doctype_edit(request: HttpRequest, name: str | None = None) -> HttpResponse:
     """A new type (no `name`) or the next version of a defined one. POST actions: preview, try, save."""
+    # a defined type's own team edits it; a new type is made in the team chosen (?team=, else the first)
+    team_id = defined_type_team(request, name) if name else acting_team(request).pk
     saved = doctype_version_newest(name=name) if name else None  # the editor goes on from the last saved
     if name and saved is None:
         raise Http404("No such document type.")
+    if request.method == "POST" and request.POST.get("action") in ("share", "unshare") and name:
+        doctype_share_set(name=name, shared=request.POST["action"] == "share")
+        sharing = request.POST["action"] == "share"
+        messages.success(request, f"{saved.label} is {'shared with every team' if sharing else 'no longer shared'}.")
+        return redirect("doctype_edit", name=name)
     trial_document = proposal = None
     problems: list[str] = []
     extra: dict[str, int] = {}
     if request.method == "POST" and request.POST.get("action") == "propose" and not name:
-        return _propose(request)
+        return _propose(request, team_id)
     if request.method == "POST":
         action = request.POST.get("action", "preview")
         edited = post_edited(request.POST, action)
@@ -78,7 +84,7 @@ def doctype_edit(request: HttpRequest, name: str | None = None) -> HttpResponse:
             action, extra = "edit", edited[1]
         try:
             if action == "save":
-                version, created = doctype_version_save(data=data, user=request.user)
+                version, created = doctype_version_save(data=data, user=request.user, team_id=team_id)
                 live = doctype_live_version(name=version.name)
                 if created and live != version.version:
                     messages.success(request, f"Saved {version.label} as version {version.version}. v{live} stays live: "
@@ -92,7 +98,7 @@ def doctype_edit(request: HttpRequest, name: str | None = None) -> HttpResponse:
             if action == "try":
                 # Post/redirect/get: the draft page comes back from its trial, so Back from the desk (pages are
                 # never stored by the browser) asks for the page again instead of resending the form
-                batch_id = _try(request, data).batch_id
+                batch_id = _try(request, data, team_id).batch_id
                 return redirect(f"{reverse('doctype_edit', args=[name]) if name else reverse('doctype_new')}"
                                 f"?trial={batch_id}")
             elif action != "edit":
@@ -141,14 +147,11 @@ def doctype_edit(request: HttpRequest, name: str | None = None) -> HttpResponse:
 
 
 def get_proposal(request: HttpRequest, batch_id: int) -> Batch:
-    """The access helper for a sample the model proposes fields from: 404 unless it is one."""
-    batch = Batch.objects.filter(pk=batch_id, trial=True, settings__propose=True).first()
-    if batch is None:
-        raise Http404("No such proposal.")
-    return batch
+    """The access helper for a sample the model proposes fields from: 404 unless it is one of one's team."""
+    return get_for(request, Batch.objects.filter(trial=True, settings__propose=True), pk=batch_id)
 
 
-def _propose(request: HttpRequest) -> HttpResponse:
+def _propose(request: HttpRequest, team_id: int) -> HttpResponse:
     """Queue the sample for a worker to read and the model to propose fields from; the page then polls it."""
     upload = request.FILES.get("proposal_sample")
     if not llm_available():
@@ -159,7 +162,7 @@ def _propose(request: HttpRequest) -> HttpResponse:
     else:
         with uploads_written([upload], prefix="proofdesk-proposal-") as (sample,):
             document = doctype_proposal_start(file=sample, ocr_engine=request.POST.get("proposal_ocr_engine") or "auto",
-                                              user=request.user)
+                                              user=request.user, team_id=team_id)
         _forget_old_trials(request.user)
         return redirect(f"{reverse('doctype_new')}?proposal={document.batch_id}")
     return redirect("doctype_new")
@@ -187,13 +190,13 @@ def _shipped(name: str) -> dict:
     return {**definition.as_data(), "name": ""}
 
 
-def _try(request: HttpRequest, data: dict) -> Document:
+def _try(request: HttpRequest, data: dict, team_id: int) -> Document:
     upload = request.FILES.get("sample")
     if upload is None:
         raise DefinitionError(["choose a document to try the type on"])
     with uploads_written([upload], prefix="proofdesk-trial-") as (sample,):
         document = doctype_trial_start(data=data, file=sample, ocr_engine=request.POST.get("ocr_engine") or "auto",
-                                       user=request.user)
+                                       user=request.user, team_id=team_id)
     _forget_old_trials(request.user)
     return document
 
@@ -224,6 +227,7 @@ def _preview(data: dict) -> dict | None:
 def doctype_export(request: HttpRequest, name: str) -> HttpResponse:
     """The live version (or ?version=N) as a YAML file, for a team's git."""
     version = request.GET.get("version", "")
+    defined_type_team(request, name, shared_too=True)  # its team's, or shared: another team's is a 404
     saved = doctype_version_get(name=name, version=whole_number(version))
     if saved is None:
         raise Http404("No such document type.")

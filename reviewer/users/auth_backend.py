@@ -1,8 +1,8 @@
-"""Django's model backend, reading the user and their roles in one query on every request.
+"""Django's model backend, reading the user and their memberships (team and role) in one query on every request.
 
-Every view checks a role (reviewer/access.py), so every request read the user and then their groups: two
-round trips to the database for what one join answers. Roles taken away or an account deactivated still
-take effect on the user's next request: nothing is kept between requests.
+Every view checks a role in a team (reviewer/access.py), so every request read the user and then their
+memberships: two round trips to the database for what one join answers. Roles taken away or an account
+deactivated still take effect on the user's next request: nothing is kept between requests.
 """
 
 from __future__ import annotations
@@ -11,28 +11,26 @@ from functools import cache
 
 from django.contrib.auth import get_user_model
 from django.contrib.auth.backends import ModelBackend
-from django.contrib.auth.models import Group
 from django.core.exceptions import ValidationError
 
+from reviewer.models import Membership
 from reviewer.roles import ROLES
 
-ROLE_COLUMN = "proofdesk_role"
+ROLE_COLUMN, TEAM_COLUMN = "proofdesk_role", "proofdesk_team"
 
 
 @cache
 def _user_with_roles_sql() -> str:
-    """One row per group of the user (the role's name, or NULL for a group that is no role), at least one.
-    The names are the models' own; the roles and the user are parameters."""
+    """One row per membership of the user (its role and team, or NULLs), at least one. The names are the
+    models' own; the roles and the user are parameters."""
     user_model = get_user_model()
-    user, group, through = user_model._meta, Group._meta, user_model.groups.through._meta
-    to_user = next(f.column for f in through.fields if f.related_model is user_model)
-    to_group = next(f.column for f in through.fields if f.related_model is Group)
+    user, member = user_model._meta, Membership._meta
     roles = ", ".join(["%s"] * len(ROLES))
-    return (f"SELECT u.*, g.{group.get_field('name').column} AS {ROLE_COLUMN} "  # noqa: S608
+    return (f"SELECT u.*, m.{member.get_field('role').column} AS {ROLE_COLUMN}, "  # noqa: S608
+            f"m.{member.get_field('team').column} AS {TEAM_COLUMN} "
             f"FROM {user.db_table} u "
-            f"LEFT JOIN {through.db_table} ug ON ug.{to_user} = u.{user.pk.column} "
-            f"LEFT JOIN {group.db_table} g ON g.{group.pk.column} = ug.{to_group} "
-            f"AND g.{group.get_field('name').column} IN ({roles}) "
+            f"LEFT JOIN {member.db_table} m ON m.{member.get_field('user').column} = u.{user.pk.column} "
+            f"AND m.{member.get_field('role').column} IN ({roles}) "
             f"WHERE u.{user.pk.column} = %s")
 
 
@@ -47,6 +45,10 @@ class UserWithRolesBackend(ModelBackend):
         if not rows or not self.user_can_authenticate(rows[0]):
             return None
         user = rows[0]
-        # reviewer.access.user_roles reads these instead of asking the database again
-        user._proofdesk_roles = frozenset(getattr(r, ROLE_COLUMN) for r in rows if getattr(r, ROLE_COLUMN))
+        teams: dict[int, set[str]] = {}
+        for r in rows:
+            if getattr(r, ROLE_COLUMN):
+                teams.setdefault(getattr(r, TEAM_COLUMN), set()).add(getattr(r, ROLE_COLUMN))
+        # reviewer.access.user_teams reads these instead of asking the database again
+        user._proofdesk_teams = {team: frozenset(roles) for team, roles in teams.items()}
         return user

@@ -7,13 +7,15 @@ admin, and an admin does neither to themselves. No two names differ only in case
 
 from __future__ import annotations
 
-from django.contrib.auth.models import Group, User
+from django.contrib.auth.models import User
 from django.core.exceptions import ValidationError
 from django.db import IntegrityError, transaction
 from django.db.models import Q, QuerySet
 
-from reviewer.models import UsernameKey
+from extraction.models import Team, default_team_id
+from reviewer.models import Membership, UsernameKey
 from reviewer.roles import ADMIN, ROLES
+from reviewer.teams.services import memberships_set
 from reviewer.users.usernames import username_key
 
 
@@ -34,7 +36,7 @@ class UsernameTaken(IntegrityError, ValidationError):
 
 
 def _active_admins() -> QuerySet[User]:
-    in_admin = User.groups.through.objects.filter(group__name=ADMIN).values("user_id")
+    in_admin = Membership.objects.filter(role=ADMIN).values("user_id")
     return User.objects.filter(Q(is_superuser=True) | Q(pk__in=in_admin), is_active=True)
 
 
@@ -69,7 +71,8 @@ def username_key_keep(*, user: User, created: bool) -> None:
 
 
 @transaction.atomic
-def user_create(*, username: str, email: str, password: str, roles: list[str]) -> User:
+def user_create(*, username: str, email: str, password: str, roles: list[str], team: Team | None = None) -> User:
+    """A password account with `roles` in `team` (the default team when none is named)."""
     username = User.normalize_username(username)  # checked as it will be stored
     taken = str(UsernameTaken(username))
     if UsernameKey.objects.filter(key=username_key(username)).exists():
@@ -79,20 +82,22 @@ def user_create(*, username: str, email: str, password: str, roles: list[str]) -
             user = User.objects.create_user(username=username, email=email, password=password)
     except IntegrityError:
         raise UserError(taken) from None  # another request stored the name since the check: the index says so
-    user.groups.set(Group.objects.filter(name__in=[r for r in roles if r in ROLES]))
+    memberships_set(user=user, team=team or Team.objects.get(pk=default_team_id()), roles=roles)
     return user
 
 
 @transaction.atomic
-def user_update(*, user: User, actor: User, roles: list[str], is_active: bool) -> User:
+def user_update(*, user: User, actor: User, roles: list[str], is_active: bool, team: Team | None = None) -> User:
+    """The user's roles in `team` (the default team when none is named) become `roles`."""
+    team = team or Team.objects.get(pk=default_team_id())
     wanted = {r for r in roles if r in ROLES}
+    admin_elsewhere = Membership.objects.filter(user=user, role=ADMIN).exclude(team=team).exists()
     _lock_active_admins()
     user.refresh_from_db(fields=["is_active", "is_superuser"])  # as of the lock, not of the request's start
-    had_admin = user.is_active and (user.is_superuser or user.groups.filter(name=ADMIN).exists())
-    keeps_admin = is_active and (ADMIN in wanted or user.is_superuser)
+    had_admin = user.is_active and (user.is_superuser or Membership.objects.filter(user=user, role=ADMIN).exists())
+    keeps_admin = is_active and (ADMIN in wanted or user.is_superuser or admin_elsewhere)
     _keep_an_admin(user=user, actor=actor, losing_admin=had_admin and not keeps_admin)
-    user.groups.remove(*Group.objects.filter(name__in=ROLES))
-    user.groups.add(*Group.objects.filter(name__in=wanted))
+    memberships_set(user=user, team=team, roles=wanted)
     if user.is_active != is_active:
         User.objects.filter(pk=user.pk).update(is_active=is_active)
         user.is_active = is_active

@@ -8,11 +8,16 @@ from django.contrib.auth.forms import SetPasswordForm, UsernameField
 from django.contrib.auth.models import User
 from django.contrib.auth.password_validation import validate_password
 from django.core.validators import RegexValidator
+from django.db import models
 from django.http import HttpRequest, HttpResponse
 from django.shortcuts import get_object_or_404, redirect, render
 
-from reviewer.access import role_required
+from extraction.models import Team
+from reviewer.access import role_required, team_ids
+from reviewer.models import Membership
 from reviewer.roles import ADMIN, ROLES
+from reviewer.teams.forms import TeamChoiceField, teams_offered
+from reviewer.teams.scope import scoped
 from reviewer.users.services import UserError, user_create, user_set_password, user_update
 
 ROLE_CHOICES = [(r, r) for r in ROLES]
@@ -23,6 +28,7 @@ class UserCreateForm(forms.Form):
     username = UsernameField(max_length=150, validators=[
         RegexValidator(r"^[\w.@+-]+\Z", "Letters, digits and @ . + - _ only.")])
     email = forms.EmailField(required=False)
+    team = TeamChoiceField()
     roles = forms.MultipleChoiceField(choices=ROLE_CHOICES, widget=forms.CheckboxSelectMultiple, required=False)
     password = forms.CharField(widget=forms.PasswordInput(attrs={"autocomplete": "new-password"}))
 
@@ -33,29 +39,53 @@ class UserCreateForm(forms.Form):
 
 
 class UserEditForm(forms.Form):
+    team = TeamChoiceField(label="Roles in the team")
     roles = forms.MultipleChoiceField(choices=ROLE_CHOICES, widget=forms.CheckboxSelectMultiple, required=False)
     is_active = forms.BooleanField(required=False, label="Active (may log in)")
 
 
+def _admin_teams(request: HttpRequest):
+    return scoped(Team, user=request.user, roles=(ADMIN,))
+
+
+def _with_teams(form: forms.Form, request: HttpRequest) -> forms.Form:
+    """The teams an admin gives roles in: those they administer."""
+    return teams_offered(form, user=request.user, roles=(ADMIN,))
+
+
+def _visible_users(request: HttpRequest):
+    """An admin manages the people of the teams they administer, and people in no team yet (who see nothing)."""
+    members = Membership.objects.filter(team_id__in=team_ids(request.user, ADMIN)).values("user_id")
+    return User.objects.filter(models.Q(pk__in=members) | models.Q(memberships__isnull=True)).distinct()
+
+
 def get_user(request: HttpRequest, user_id: int) -> User:
-    """The access helper for an account: 404 when it does not exist (roles are checked by the view)."""
-    return get_object_or_404(User, pk=user_id)
+    """The access helper for an account: 404 when it does not exist or is not one the admin manages."""
+    return get_object_or_404(_visible_users(request), pk=user_id)
+
+
+def _team_roles(account: User, teams) -> list[str]:
+    names = {t.pk: t.name for t in teams}
+    return [f"{names[m.team_id]}: {m.role}" if len(names) > 1 else m.role
+            for m in account.memberships.all() if m.team_id in names and m.role in ROLES]
 
 
 @role_required(ADMIN)
 def user_list(request: HttpRequest) -> HttpResponse:
-    users = User.objects.order_by("username").prefetch_related("groups")
-    rows = [{"user": u, "roles": sorted(g.name for g in u.groups.all() if g.name in ROLES)} for u in users]
+    teams = list(_admin_teams(request))
+    users = _visible_users(request).order_by("username").prefetch_related("memberships")
+    rows = [{"user": u, "roles": _team_roles(u, teams)} for u in users]
     return render(request, "users/list.html", {"rows": rows})
 
 
 @role_required(ADMIN)
 def user_new(request: HttpRequest) -> HttpResponse:
-    form = UserCreateForm(request.POST if request.method == "POST" else None)
+    form = _with_teams(UserCreateForm(request.POST if request.method == "POST" else None), request)
     if request.method == "POST" and form.is_valid():
         try:
             user = user_create(username=form.cleaned_data["username"], email=form.cleaned_data["email"],
-                               password=form.cleaned_data["password"], roles=form.cleaned_data["roles"])
+                               password=form.cleaned_data["password"], roles=form.cleaned_data["roles"],
+                               team=form.cleaned_data["team"])
         except UserError as err:
             form.add_error("username", str(err))
         else:
@@ -67,14 +97,13 @@ def user_new(request: HttpRequest) -> HttpResponse:
 @role_required(ADMIN)
 def user_edit(request: HttpRequest, user_id: int) -> HttpResponse:
     account = get_user(request, user_id)
-    current = [g.name for g in account.groups.filter(name__in=ROLES)]
-    form = UserEditForm(request.POST if request.method == "POST" else None,
-                        initial={"roles": current, "is_active": account.is_active})
+    form = _with_teams(UserEditForm(request.POST if request.method == "POST" else None,
+                                    initial=_edit_initial(request, account)), request)
     password_form = SetPasswordForm(account)
     if request.method == "POST" and form.is_valid():
         try:
             user_update(user=account, actor=request.user, roles=form.cleaned_data["roles"],
-                        is_active=form.cleaned_data["is_active"])
+                        is_active=form.cleaned_data["is_active"], team=form.cleaned_data["team"])
         except UserError as err:
             form.add_error(None, str(err))
         else:
@@ -95,7 +124,16 @@ def user_password(request: HttpRequest, user_id: int) -> HttpResponse:
         user_set_password(user=account, password=password_form.cleaned_data["new_password1"])
         messages.success(request, f"{account.username}'s password was reset.")
         return redirect("user_list")
-    form = UserEditForm(initial={"roles": [g.name for g in account.groups.filter(name__in=ROLES)],
-                                 "is_active": account.is_active})
+    form = _with_teams(UserEditForm(initial=_edit_initial(request, account)), request)
     return render(request, "users/edit.html", {"account": account, "form": form, "password_form": password_form},
                   status=400)
+
+
+def _edit_initial(request: HttpRequest, account: User) -> dict:
+    """The roles in the team asked for (?team=), else in the first team the admin manages the account in."""
+    teams = list(_admin_teams(request))
+    asked = request.GET.get("team", "")
+    held = {t: [m.role for m in account.memberships.all() if m.team_id == t] for t in (x.pk for x in teams)}
+    team = next((t.pk for t in teams if str(t.pk) == asked), None) or next(
+        (t for t, roles in held.items() if roles), teams[0].pk if teams else None)
+    return {"team": team, "roles": held.get(team, []), "is_active": account.is_active}

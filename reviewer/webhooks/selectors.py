@@ -9,8 +9,8 @@ from reviewer.webhooks.models import Attempt, Delivery, Endpoint
 RECENT = 50  # deliveries shown on an endpoint's page
 
 
-def endpoints_with_counts() -> list[Endpoint]:
-    return list(Endpoint.objects.annotate(
+def endpoints_with_counts(*, teams: list[int]) -> list[Endpoint]:
+    return list(Endpoint.objects.filter(team__in=teams).annotate(
         pending=Count("deliveries", filter=Q(deliveries__status=Delivery.Status.PENDING)),
         failed=Count("deliveries", filter=Q(deliveries__status=Delivery.Status.FAILED)),
     ).select_related("created_by"))

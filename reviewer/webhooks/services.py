@@ -48,7 +48,8 @@ def url_check(url: str) -> urlguard.Target:
     return urlguard.check(url, allow_private=settings.WEBHOOK_ALLOW_PRIVATE_URLS, resolver=_resolve_bounded)
 
 
-def endpoint_create(*, url: str, events: list[str], user, description: str = "") -> Endpoint:
+def endpoint_create(*, url: str, events: list[str], user, description: str = "", team=None) -> Endpoint:
+    """An endpoint of `team` (the default team without one): it hears only that team's events."""
     chosen = [e for e in EVENT_TYPES if e in set(events)]
     if not chosen or len(chosen) != len(set(events)):
         raise WebhookError("Choose at least one of the events listed.")
@@ -57,7 +58,8 @@ def endpoint_create(*, url: str, events: list[str], user, description: str = "")
     except urlguard.UnsafeUrl as exc:
         raise WebhookError(str(exc)) from None
     return Endpoint.objects.create(url=url.strip(), events=chosen, description=description.strip()[:200],
-                                   secret=signing.new_secret(), created_by=user)
+                                   secret=signing.new_secret(), created_by=user,
+                                   **({"team": team} if team is not None else {}))
 
 
 def endpoint_set_active(*, endpoint_id: int, active: bool) -> bool:
@@ -75,10 +77,13 @@ def endpoint_delete(*, endpoint_id: int) -> bool:
 # --- events (the outbox) -------------------------------------------------------------------------------------
 
 
-def _subscribers(event_type: str, endpoints: list[Endpoint] | None = None) -> list[Endpoint]:
+def _subscribers(event_type: str, endpoints: list[Endpoint] | None = None, *,
+                 team_id: int | None = None) -> list[Endpoint]:
+    """The active endpoints that want `event_type`; with `team_id`, only that team's: an endpoint hears only
+    its own team's events."""
     # the events list is filtered here, not in SQL: JSON containment is not portable (SQLite) and there are few
     endpoints = endpoints if endpoints is not None else list(Endpoint.objects.filter(active=True))
-    return [e for e in endpoints if event_type in e.events]
+    return [e for e in endpoints if event_type in e.events and (team_id is None or e.team_id == team_id)]
 
 
 def event_record(*, event_type: str, data: dict, endpoints: list[Endpoint] | None = None,
@@ -126,6 +131,9 @@ def on_document_moved(sender=None, *, document_id: int, to: Status, **_kwargs) -
     document = Document.objects.select_related("batch").get(pk=document_id)
     if document.batch.trial:
         return  # a document type's try-it run on the editor, not a document anyone sent
+    team = document.batch.team_id
+    wants_document = _subscribers(event_type, wants_document, team_id=team)
+    wants_batch = _subscribers(BATCH_FINISHED, wants_batch, team_id=team)
     if wants_document:
         event_record(event_type=event_type, data=document_data(document), endpoints=wants_document)
     # Passed -> flagged (a supervisor's send-back) is the only move between final states: it ends no processing.
@@ -146,6 +154,9 @@ def batch_finished_check(*, batch_id: int, endpoints: list[Endpoint] | None = No
     batch = Batch.objects.select_for_update().filter(pk=batch_id).first()
     if batch is None or Document.objects.filter(batch_id=batch_id, status__in=_UNFINISHED).exists():
         return None
+    endpoints = _subscribers(BATCH_FINISHED, endpoints, team_id=batch.team_id)
+    if not endpoints:
+        return None
     docs = Document.objects.filter(batch_id=batch_id)
     last_end = docs.aggregate(last=Max("processed_at"))["last"]
     counts = {s: 0 for s in STATUS_EVENTS}
@@ -162,7 +173,8 @@ def document_reviewed(*, document_id: int) -> Event | None:
     targets = _subscribers(DOCUMENT_REVIEWED)
     if not targets:
         return None
-    document = Document.objects.get(pk=document_id)
+    document = Document.objects.select_related("batch").get(pk=document_id)
+    targets = _subscribers(DOCUMENT_REVIEWED, targets, team_id=document.batch.team_id)
     return event_record(event_type=DOCUMENT_REVIEWED, data=document_data(document), endpoints=targets)
 
 

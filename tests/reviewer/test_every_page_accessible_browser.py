@@ -20,6 +20,7 @@ from dataclasses import dataclass, field
 
 import pytest
 
+from tests.support.accounts import PASSWORD
 from tests.support.desk_browser import login
 from tests.support.url_matrix import POST_ONLY
 
@@ -103,9 +104,11 @@ class Shown:
 
 
 A, R, S, ANON = "admin", "reviewer", "supervisor", "anonymous"
+INSTANCE = "instance-admin"  # a superuser: the teams page is above any one team
 
 PAGES = [
     Shown("login", ANON, lambda w: "/login/", "login"),
+    Shown("team_list", INSTANCE, lambda w: "/teams/", "team_list"),
     Shown("login_refused", ANON, lambda w: "/login/", "login",
           _submit("main form", username="nobody", password="not the password")),
     Shown("not_allowed_403", R, lambda w: "/batches/", status=403),
@@ -229,7 +232,10 @@ def _walk(request) -> None:
                                     settings={"propose": True}, created_by=users[A])
     world["proposal"] = Document.objects.create(batch=proposal, filename="sample.pdf", sha256="1" * 64)
     unavailable = _storage_unavailable_html(users[A])
-    for role in (ANON, R, S, A):
+    from django.contrib.auth.models import User
+
+    User.objects.create_superuser(username=INSTANCE, password=PASSWORD)
+    for role in (ANON, R, S, A, INSTANCE):
         for size, viewport in VIEWPORTS.items():
             context = browser.new_context(viewport=viewport)
             context.route(base + STORAGE_UNAVAILABLE,

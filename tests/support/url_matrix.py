@@ -8,7 +8,7 @@ import pytest
 from django.urls import get_resolver, reverse
 
 from extraction.doctypes.services import doctype_version_save
-from extraction.models import Block, Extraction, FieldValue, Violation
+from extraction.models import Block, Extraction, FieldValue, Violation, default_team_id
 from extraction.pipeline.ingest import IncomingFile, batch_create_from_files
 from extraction.pipeline.process import document_process
 from extraction.states import Status
@@ -43,6 +43,7 @@ ALLOWED = {
     "evaluation_set": {A}, "evaluation_run": {A}, "evaluation_run_csv": {A}, "doctype_make_live": {A},
     "token_list": {A, R, S},
     "webhook_list": {A}, "webhook_detail": {A}, "webhook_toggle": {A}, "webhook_delete": {A}, "webhook_replay": {A},
+    "team_list": set(),  # an instance admin's (a superuser's): no team role opens it
 }
 PUBLIC = {"login", "logout"}
 POST_ONLY = {"document_retry", "document_textract", "queue_next", "desk_verify", "desk_reject", "desk_claim",
@@ -149,7 +150,8 @@ def _evaluation(*, users: dict, passed, flagged) -> dict:
     for run in (live, read):
         for item in items[:2]:
             EvaluationResult.objects.create(run=run, item=item, document=item.document)
-    waiting = evaluation_run_start(doctype="acta", version=None, options={"max_rounds": 3}, ocr_engine="", user=users[A])
+    waiting = evaluation_run_start(doctype="acta", team_id=default_team_id(), version=None, options={"max_rounds": 3},
+                                   ocr_engine="", user=users[A])
     doctype_version_save(data={"name": "defined", "label": "Defined, second version", "instructions": HOSTILE,
                                "fields": [{"key": "total", "label": HOSTILE, "kind": "money"}]}, user=users[A])
     return {"evaluation": read, "evaluation_waiting": waiting}

@@ -9,11 +9,10 @@ from pathlib import Path
 
 from django.db import transaction
 from django.http import HttpRequest, HttpResponse
-from django.shortcuts import get_object_or_404
 from ninja import File, Form, Header, Router, Status, UploadedFile
 
 from extraction.doctypes.selectors import doctype_version_get
-from extraction.models import Batch
+from extraction.models import Batch, Team
 from extraction.pipeline import rerun as rerun_service
 from extraction.pipeline.ingest import IncomingFile, batch_create_from_files
 from reviewer.api.auth import Roles
@@ -24,6 +23,7 @@ from reviewer.api.schemas import BatchIn, BatchOut, Problem, RerunIn, RerunOut
 from reviewer.api.services import IdempotencyConflict, upload_once
 from reviewer.batches.forms import UploadForm
 from reviewer.roles import ADMIN, SUPERVISOR
+from reviewer.teams.scope import get_for
 
 router = Router(tags=["batches"])
 KEY_MAX = 200
@@ -52,8 +52,11 @@ def batch_create(request: HttpRequest, response: HttpResponse, data: Form[BatchI
     if idempotency_key is not None and not 0 < len(key) <= KEY_MAX:
         raise ApiProblem(422, f"An Idempotency-Key has 1 to {KEY_MAX} characters.", field="Idempotency-Key")
     # the upload page's own checks (types, engines, limits), on the fields as parsed here, defaults included
+    team = request.auth.team
     form = UploadForm({"name": data.name, "doctype": data.doctype, "ocr_engine": data.ocr_engine,
-                       "max_rounds": data.max_rounds or "", "llm_input": data.llm_input}, request.FILES)
+                       "max_rounds": data.max_rounds or "", "llm_input": data.llm_input, "team": team.pk},
+                      request.FILES, teams=[team.pk])
+    form.fields["team"].queryset = Team.objects.filter(pk=team.pk)
     if not form.is_valid():
         raise _form_problem(form)
     cleaned = form.cleaned_data
@@ -73,7 +76,7 @@ def batch_create(request: HttpRequest, response: HttpResponse, data: Form[BatchI
         def create() -> Batch:
             return batch_create_from_files(name=fields["name"], doctype=fields["doctype"],
                                            ocr_engine=fields["ocr_engine"], files=incoming, options=options,
-                                           user=request.user)
+                                           user=request.user, team_id=request.auth.team_id)
 
         if not key:
             return Status(201, batch_out(create()))
@@ -92,7 +95,7 @@ def batch_create(request: HttpRequest, response: HttpResponse, data: Form[BatchI
             summary="Get a batch's progress", response={200: BatchOut, **PROBLEMS})
 def batch_detail(request: HttpRequest, batch_id: int):
     """A batch and its progress: documents by state."""
-    return batch_out(get_object_or_404(Batch, pk=batch_id, trial=False))
+    return batch_out(get_for(request, Batch, pk=batch_id, trial=False))
 
 
 # RerunError says what is wrong in words; these name the field at fault (checked one at a time).
@@ -112,7 +115,7 @@ def _rerun_field(data: RerunIn) -> str | None:
              summary="Re-run a batch's documents", response={200: RerunOut, **PROBLEMS})
 def batch_rerun(request: HttpRequest, batch_id: int, data: RerunIn):
     """Read the scope's documents again with other settings, as new runs (earlier ones are kept)."""
-    batch = get_object_or_404(Batch, pk=batch_id, trial=False)
+    batch = get_for(request, Batch, pk=batch_id, trial=False)
     newest = doctype_version_get(name=batch.doctype) if batch.doctype_version and data.newest_type else None
     try:
         options = rerun_service.rerun_options(

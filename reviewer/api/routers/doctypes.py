@@ -3,7 +3,7 @@ Types page)."""
 
 from __future__ import annotations
 
-from django.http import HttpRequest
+from django.http import Http404, HttpRequest
 from ninja import Router
 
 from extraction.doctypes.registry import UnknownDocumentType, all_doctypes, get_doctype
@@ -14,6 +14,7 @@ from reviewer.api.presenters import doctype_detail, doctype_summary
 from reviewer.api.routers.common import PROBLEMS
 from reviewer.api.schemas import DocTypeOut, DocTypeSummary
 from reviewer.roles import ADMIN
+from reviewer.teams.scope import defined_type_team, request_team_ids
 
 router = Router(tags=["document types"])
 
@@ -22,7 +23,7 @@ router = Router(tags=["document types"])
             summary="List document types", response={200: list[DocTypeSummary], **PROBLEMS})
 def doctype_list(request: HttpRequest):
     defined = [{"name": v.name, "label": v.label, "source": "defined", "version": v.version}
-               for v in doctype_live_versions()]
+               for v in doctype_live_versions(teams=request_team_ids(request))]
     return [*(doctype_summary(d) for d in all_doctypes()), *defined]
 
 
@@ -31,8 +32,9 @@ def doctype_list(request: HttpRequest):
 def doctype_detail_get(request: HttpRequest, name: str, version: int | None = None):
     """A type (a defined one at `version`, the live one by default) with its fields and their labels."""
     try:
+        defined_type_team(request, name, shared_too=True)  # another team's type (not shared) is none of the caller's
         doctype = get_doctype(name, version)
-    except UnknownDocumentType:
+    except (UnknownDocumentType, Http404):
         raise ApiProblem(404, f"There is no document type {name!r}" + (f" at version {version}." if version else "."),
                          field="version" if version else None) from None
     return doctype_detail(doctype, doctype_versions(name=name) if doctype.version is not None else [])

@@ -6,7 +6,7 @@ import base64
 import binascii
 from datetime import datetime
 
-from django.http import Http404, HttpRequest
+from django.http import HttpRequest
 from ninja import Query, Router, Schema
 from pydantic import Field
 
@@ -20,6 +20,7 @@ from reviewer.api.routers.common import PROBLEMS
 from reviewer.api.schemas import DocumentOut, DocumentPage
 from reviewer.api.selectors import documents_listed
 from reviewer.desk import pages, selectors
+from reviewer.teams.scope import get_for, request_team_ids
 from reviewer.whole_numbers import whole_number
 
 router = Router(tags=["documents"])
@@ -50,12 +51,10 @@ def cursor_decode(cursor: str) -> int:
     return int(text[1:])
 
 
-def get_document(document_id: int) -> Document:
-    """The access helper for a document (roles are checked by the operation): 404 when there is none."""
-    try:
-        return selectors.document_for_desk(document_id=document_id)
-    except Document.DoesNotExist:
-        raise Http404("No such document.") from None
+def get_document(request: HttpRequest, document_id: int) -> Document:
+    """The access helper for a document: 404 when there is none in the token's team, 403 when its role there is
+    not the operation's."""
+    return get_for(request, selectors.documents_for_desk(), pk=document_id)
 
 
 @router.get("", auth=Roles(*DESK_ROLES), url_name="document_list",
@@ -63,7 +62,8 @@ def get_document(document_id: int) -> Document:
 def document_list(request: HttpRequest, filters: Query[DocumentFilters]):
     """Documents in a stable order, `limit` at a time; follow `next_cursor` until it is null."""
     after = cursor_decode(filters.cursor) if filters.cursor else None
-    rows = list(documents_listed(status=filters.status, review_status=filters.review_status, batch_id=filters.batch,
+    rows = list(documents_listed(teams=request_team_ids(request), status=filters.status,
+                                 review_status=filters.review_status, batch_id=filters.batch,
                                  doctype=filters.doctype, updated_since=filters.updated_since,
                                  after_id=after)[:filters.limit + 1])
     more = len(rows) > filters.limit
@@ -79,7 +79,7 @@ def document_list(request: HttpRequest, filters: Query[DocumentFilters]):
 def document_detail(request: HttpRequest, document_id: int):
     """A document's result: its state and the run's stop reason, rounds and cost; every field with its value,
     label, confidence and proofs; the broken rules in people's words with the fields they involve; its pages."""
-    return document_out(get_document(document_id))
+    return document_out(get_document(request, document_id))
 
 
 @router.get("/{document_id}/pages/{number}/image", auth=Roles(*DESK_ROLES), url_name="page_image",

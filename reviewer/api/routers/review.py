@@ -42,7 +42,7 @@ def _problem(err: review.ReviewError, *, path: str = "", note_field: str = "note
 
 def _hold_required(*, request: HttpRequest, document_id: int) -> None:
     """A write through the API needs the caller's own live claim (POST .../claim first)."""
-    document = get_document(document_id)
+    document = get_document(request, document_id)
     if not (review.claim_is_live(document) and document.claimed_by_id == request.user.pk):
         if review.claim_is_live(document):
             raise ApiProblem(409, f"{document.claimed_by.get_username()} is working on this document.")
@@ -50,6 +50,8 @@ def _hold_required(*, request: HttpRequest, document_id: int) -> None:
 
 
 def _call(service, **kwargs):
+    """A write by document id: the service's guarded update holds only a document of the token's team (else
+    DoesNotExist: a 404)."""
     try:
         return service(**kwargs)
     except Document.DoesNotExist:
@@ -71,7 +73,7 @@ def document_claim(request: HttpRequest, document_id: int):
              summary="Release a claimed document", response={200: DecisionOut, **RESPONSES})
 def document_release(request: HttpRequest, document_id: int):
     _call(review.document_release, document_id=document_id, user=request.user)
-    return _decision(get_document(document_id))
+    return _decision(get_document(request, document_id))
 
 
 @router.post("/{document_id}/fields", auth=Roles(*WORK_ROLES), url_name="field_edit",
@@ -87,7 +89,7 @@ def field_edit(request: HttpRequest, document_id: int, data: EditIn):
         pass  # the value a reviewer set, typed again: nothing written, as on the desk
     except review.ReviewError as err:
         raise _problem(err, path=data.field) from None
-    return document_out(get_document(document_id))
+    return document_out(get_document(request, document_id))
 
 
 def _decide(request: HttpRequest, document_id: int, service, *, note_field: str, **given) -> dict:
@@ -97,7 +99,7 @@ def _decide(request: HttpRequest, document_id: int, service, *, note_field: str,
         _call(service, document_id=document_id, user=request.user, **given)
     except review.ReviewError as err:
         raise _problem(err, note_field=note_field) from None
-    return _decision(get_document(document_id))
+    return _decision(get_document(request, document_id))
 
 
 @router.post("/{document_id}/verify", auth=Roles(*WORK_ROLES), url_name="document_verify",

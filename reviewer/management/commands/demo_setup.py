@@ -7,12 +7,13 @@ import secrets
 from pathlib import Path
 
 from django.conf import settings
-from django.contrib.auth.models import Group, User
+from django.contrib.auth.models import User
 from django.core.management.base import BaseCommand
 
-from extraction.models import Batch
+from extraction.models import DEFAULT_TEAM_SLUG, Batch, default_team_id
 from extraction.pipeline.ingest import IncomingFile, batch_create_from_files
 from reviewer.roles import ADMIN, ROLES
+from reviewer.teams.services import memberships_replace
 from reviewer.users.usernames import username_key
 
 SAMPLES = Path(settings.BASE_DIR) / "samples"
@@ -25,6 +26,7 @@ class Command(BaseCommand):
 
     def handle(self, *args, **options):
         logins = []
+        default_team_id()  # the team the demo's people and batches belong to
         accounts = {}
         for role in ROLES:
             # by its key: an account named "Admin" is the demo's admin, there cannot be an "admin" beside it
@@ -33,7 +35,7 @@ class Command(BaseCommand):
             password = secrets.token_urlsafe(9)
             user.set_password(password)
             user.save()
-            user.groups.set([Group.objects.get_or_create(name=role)[0]])
+            memberships_replace(user=user, grants=[(DEFAULT_TEAM_SLUG, role)])
             logins.append((role, user.username, password))
             accounts[role] = user
 

@@ -182,7 +182,8 @@ def test_a_second_engine_reads_every_page_again_and_where_it_reads_a_value_other
     ctx = RuleContext(prompt=render_prompt(ocr_pages_of(document=doc)),
                       blocks=[b for p in ocr_pages_of(document=doc) for b in p.blocks], word_numbers=True)
     before = target.field_confidence
-    fieldconfidence_save(extraction=extraction, answer=extraction.answer, violations=[], ctx=ctx)
+    fieldconfidence_save(extraction=extraction, answer=extraction.answer, violations=[], ctx=ctx,
+                         team_id=doc.batch.team_id)
     target.refresh_from_db()
     assert target.signals["engine_disagrees"] == 1 and target.field_confidence < before
 

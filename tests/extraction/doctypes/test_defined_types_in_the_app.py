@@ -93,7 +93,7 @@ def test_trying_a_draft_reads_one_document_and_keeps_it_out_of_lists_and_queue(c
     (violation,) = extraction.violations.all()
     assert violation.message.startswith(OLD_RULE.replace("{found}", "2019-03-02"))
     assert not DocTypeVersion.objects.exists()  # nothing saved by trying
-    assert trial.batch not in batch_list_with_counts() and trial not in queue_documents_open()
+    assert trial.batch not in batch_list_with_counts(teams=[trial.batch.team_id]) and trial not in queue_documents_open()
     desk = client_as("admin").get(f"/documents/{trial.id}/")
     assert desk.status_code == 200 and "outside the policy" in desk.text
     draft = client_as("admin").get(f"/types/new/?trial={trial.batch.id}")

@@ -10,6 +10,7 @@ from django.urls import reverse
 from extraction.models import Batch, Document
 from extraction.pipeline.extract import ocr_pages_of
 from extraction.pipeline.process import document_read
+from tests.support.accounts import give_roles
 from tests.support.invoice_truth import INVOICES, KNOWN_MISSING, expected_values, load_truth, locate
 from tests.support.paths import needs_shared_data
 
@@ -19,7 +20,7 @@ pytestmark = needs_shared_data("invoices")
 @pytest.fixture(scope="module")
 def read_batches(django_db_setup, django_db_blocker):
     """Upload both batches through the admin page once and read every document (render + OCR)."""
-    from django.contrib.auth.models import Group, User
+    from django.contrib.auth.models import User
     from django.test import Client
 
     # The test reads each document itself; no task may go to a worker that might be running.
@@ -29,7 +30,7 @@ def read_batches(django_db_setup, django_db_blocker):
         patch.setenv("LLM_BASE_URL", "http://127.0.0.1:9/v1")
         patch.setenv("LLM_MODEL", "unused")
         admin = User.objects.create_user("invoice-admin")
-        admin.groups.add(Group.objects.get_or_create(name="admin")[0])
+        give_roles(admin, "admin")
         client = Client()
         client.force_login(admin)
         batches = {}

@@ -22,6 +22,7 @@ from PIL import Image, ImageDraw
 
 from extraction.models import Document
 from extraction.states import FINAL_STATUSES
+from tests.support.accounts import give_roles
 from tests.support.browser import ARTIFACTS
 from tests.support.doctype_forms import posted
 from tests.support.load import DeskProbe
@@ -60,10 +61,10 @@ def _bill_type() -> dict:
 def test_two_trials_of_a_long_scan_leave_the_pages_answering_and_no_trial_stuck(worker_env, users, tmp_path):
     scan = tmp_path / "scan.pdf"
     scan.write_bytes(long_scan(PAGES))
-    from django.contrib.auth.models import Group, User
+    from django.contrib.auth.models import User
 
     second = User.objects.create_user(username="second_admin")
-    second.groups.add(Group.objects.get(name="admin"))
+    give_roles(second, "admin")
     admins = [users["admin"], second]
     # under the default bound the samples are refused at intake and no worker is needed to end them
     workers = [WorkerProcess(worker_env, tmp_path / f"worker{i}.log") for i in range(2)] \

@@ -15,7 +15,7 @@ from datetime import timedelta
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 
 import pytest
-from django.contrib.auth.models import Group, User
+from django.contrib.auth.models import User
 from django.db import connection
 from django.utils import timezone
 from standardwebhooks.webhooks import Webhook
@@ -34,6 +34,7 @@ from reviewer.webhooks.services import (
     endpoint_create,
 )
 from sheetgen.generate import generate_acta
+from tests.support.accounts import give_roles
 from tests.support.faults import free_port, wait_until
 from tests.support.paths import ROOT
 from tests.support.webhook_data import acta_batch
@@ -259,7 +260,7 @@ def test_a_receiver_down_for_ten_minutes_then_back_gets_every_event_exactly_once
     settings.WEBHOOK_ALLOW_PRIVATE_URLS = True
     port = free_port()
     reviewer = User.objects.create_user(username="rev", password="x")
-    reviewer.groups.add(Group.objects.get_or_create(name="reviewer")[0])
+    give_roles(reviewer, "reviewer")
     endpoint = endpoint_create(url=f"http://127.0.0.1:{port}/hooks", user=None,
                                events=["document.passed", "document.flagged", "document.reviewed", "batch.finished"])
     env = {**worker_env, "WEBHOOK_ALLOW_PRIVATE_URLS": "1", "WEBHOOK_BACKOFF_SCALE": str(scale),
