@@ -12,7 +12,7 @@ from extraction.doctypes.registry import DOCTYPE_CHOICES, doctype_from_data, get
 from extraction.models import Batch, DocTypeLive, DocTypeVersion, Extraction
 
 __all__ = ["RULE_LABELS_CACHE", "batch_doctype", "doctype_choices", "doctype_definition", "doctype_live_version",
-           "doctype_live_versions", "doctype_rule_labels", "doctype_team", "doctype_version_get",
+           "doctype_live_versions", "doctype_rule_labels", "doctype_rule_teams", "doctype_team", "doctype_version_get",
            "doctype_version_newest", "doctype_versions", "extraction_doctype"]
 
 
@@ -78,16 +78,32 @@ def doctype_choices(*, teams: list[int] | None = None) -> list[tuple[str, str]]:
 RULE_LABELS_CACHE = "doctype-rule-labels"
 
 
-def doctype_rule_labels() -> dict[str, str]:
-    """Rule codes in words from the live version of each type defined in the app (cached until a version
-    is saved). The coded and shipped types' own are `registry.rule_labels()`."""
+def _defined_rules() -> dict[str, dict]:
+    """The live versions' rules, cached until a version is saved, made live or shared: {"labels": {code:
+    label}, "teams": {code: [[team id, shared], ...]}}."""
     from django.core.cache import cache
 
-    def build() -> dict[str, str]:
-        return {r.get("code", ""): r.get("label", "") for v in doctype_live_versions()
-                for r in v.definition.get("rules") or []}
+    def build() -> dict[str, dict]:
+        labels: dict[str, str] = {}
+        teams: dict[str, list] = {}
+        for v in doctype_live_versions():
+            for r in v.definition.get("rules") or []:
+                labels[r.get("code", "")] = r.get("label", "")
+                teams.setdefault(r.get("code", ""), []).append([v.team_id, v.shared])
+        return {"labels": labels, "teams": teams}
 
     return cache.get_or_set(RULE_LABELS_CACHE, build, 300)
+
+
+def doctype_rule_labels() -> dict[str, str]:
+    """Rule codes in words from the live version of each type defined in the app. The coded and shipped types'
+    own are `registry.rule_labels()`."""
+    return _defined_rules()["labels"]
+
+
+def doctype_rule_teams() -> dict[str, list]:
+    """For each rule code of a type defined in the app, the [team id, shared] of each live type naming it."""
+    return _defined_rules()["teams"]
 
 
 def batch_doctype(*, batch: Batch, version: int | None = None) -> DocumentType:

@@ -30,10 +30,15 @@ def queue(request: HttpRequest) -> HttpResponse:
     batch_id, rule = _filters(request.GET)
     mine = request_team_ids(request)
     team = whole_number(request.GET.get("team") or "")
-    teams = [team] if team in mine else mine  # a person in several teams may look at one
+    team = team if team in mine else None
+    teams = [team] if team else mine  # a person in several teams may look at one
     documents = selectors.queue_documents_open(teams=teams, batch_id=batch_id, rule=rule).select_related(
         "batch", "claimed_by")
-    page = Paginator(documents, PER_PAGE).get_page(request.GET.get("page"))
+    counts = selectors.queue_counts_by_team(teams=mine) if len(mine) > 1 else []
+    paginator = Paginator(documents, PER_PAGE)
+    if counts and not (batch_id or rule):  # the teams' counts add up to the page's: not counted twice
+        paginator.count = sum(t["n"] for t in counts if not team or t["id"] == team)
+    page = paginator.get_page(request.GET.get("page"))
     rows = list(page.object_list)
     selectors.queue_rules_of(rows)
     now = timezone.now()
@@ -45,8 +50,8 @@ def queue(request: HttpRequest) -> HttpResponse:
         "page": page, "rows": rows,
         "batches": scoped(Batch, user=request.user, roles=WORK_ROLES).filter(trial=False).order_by("-created_at")[:100],
         "batch_id": str(batch_id or ""), "rule": rule, "rules": selectors.queue_rule_codes(teams=teams),
-        "team_counts": selectors.queue_counts_by_team(teams=mine) if len(mine) > 1 else [],
-        "team": str(team if team in mine else ""),
+        "team_counts": counts,
+        "team": str(team or ""),
     }
     return render(request, "queue/list.html", context)
 

@@ -106,8 +106,11 @@ def queue_documents_open(*, teams: list[int] | None = None, batch_id: int | None
 def queue_counts_by_team(*, teams: list[int]) -> list[dict]:
     """For a person in several teams: each team's open documents, [{"id", "name", "n"}] by name."""
     from extraction.models import Team
+    from extraction.states import ReviewStatus
 
-    counts = dict(queue_documents_open(teams=teams).order_by().values_list("batch__team").annotate(n=Count("id")))
+    counts = dict(Document.objects.filter(status=Status.FLAGGED.value, review_status=ReviewStatus.UNREVIEWED.value,
+                                          batch__trial=False, batch__team__in=teams)
+                  .values_list("batch__team").annotate(n=Count("id")).order_by())
     return [{"id": t.pk, "name": t.name, "n": counts.get(t.pk, 0)}
             for t in Team.objects.filter(pk__in=teams).order_by("name")]
 
@@ -128,12 +131,20 @@ def queue_rules_of(documents: list[Document]) -> None:
 
 
 def queue_rule_codes(*, teams: list[int]) -> list[tuple[str, str]]:
-    """The rule codes the teams' documents break, for the queue's filter."""
+    """The rule codes documents break, for the queue's filter, less those only other teams' own types name."""
+    from extraction.doctypes.registry import rule_labels
+    from extraction.doctypes.selectors import doctype_rule_teams
     from extraction.models import Violation
 
-    codes = (Violation.objects.filter(extraction__document__batch__team__in=teams)
-             .values_list("code", flat=True).distinct().order_by("code"))
-    return [(c, rule_label(c)) for c in codes]
+    # every stored code (an index-only scan of violation_code); joining to the teams' documents costs far more
+    codes = Violation.objects.values_list("code", flat=True).distinct().order_by("code")
+    owners = doctype_rule_teams()  # cached: a code only other teams' own types name is not listed
+
+    def shown(code: str) -> bool:
+        return (code not in owners or code in RULE_LABELS or code in rule_labels()
+                or any(team in teams or shared for team, shared in owners[code]))
+
+    return [(c, rule_label(c)) for c in codes if shown(c)]
 
 
 def documents_for_desk() -> QuerySet[Document]:
@@ -185,7 +196,7 @@ _EDIT_READS = {
     Extraction: ("id", "document", "doctype", "doctype_version", "reader", "answer", "settings", "started_at"),
     Document: ("id", "batch", "filename", "status", "review_status", "version", "claimed_by", "claimed_at",
                "created_at"),
-    Batch: ("id", "name", "doctype", "doctype_version", "trial"),
+    Batch: ("id", "name", "doctype", "doctype_version", "trial", "team"),
 }
 
 

@@ -164,14 +164,24 @@ def _why_not(*, document_id: int, user, expected_version: int | None) -> Excepti
     return ReviewError("The document changed while you were saving; reload it and try again.")
 
 
-def _hold_statement(*, document_id: int, user, expected_version: int | None, bump: bool) -> Statement:
+def _team_works(user, team: int) -> bool:
+    from reviewer.access import WORK_ROLES, user_teams
+
+    return bool(user_teams(user).get(team, frozenset()) & set(WORK_ROLES))
+
+
+def _hold_statement(*, document_id: int, user, expected_version: int | None, bump: bool,
+                    team_guard: bool = True) -> Statement:
     """The guarded update that takes or refreshes the user's claim (and bumps the version for a content
-    write): it changes one row, or none when the user may not write (`_why_not` says why)."""
+    write): it changes one row, or none when the user may not write (`_why_not` says why). With `team_guard`
+    only a document of a team where the user's role corrects values; without, the caller checks the team of
+    what it read in the same transaction before anything else (`_held_for_edit`)."""
     from reviewer.access import WORK_ROLES, team_ids
 
     now = timezone.now()
-    teams = Batch.objects.filter(team__in=team_ids(user, *WORK_ROLES)).values("pk")  # only where one's role works
-    qs = Document.objects.filter(_open_for_review(), _free_or_mine(user.pk, now), pk=document_id, batch__in=teams)
+    qs = Document.objects.filter(_open_for_review(), _free_or_mine(user.pk, now), pk=document_id)
+    if team_guard:  # only where one's role works
+        qs = qs.filter(batch__in=Batch.objects.filter(team__in=team_ids(user, *WORK_ROLES)).values("pk"))
     if expected_version is not None:
         qs = qs.filter(version=expected_version)
     changes: dict[str, Any] = {"claimed_by": user, "claimed_at": now}
@@ -291,7 +301,8 @@ def _held_for_edit(*, document_id: int, user, expected_version: int, block_ids: 
     key (read in vain when the update changed nothing). They read the same extraction: a new one comes only
     from a re-run, which must first move the document, and the update holds its row until the edit commits."""
     statements = [
-        _hold_statement(document_id=document_id, user=user, expected_version=expected_version, bump=True),
+        _hold_statement(document_id=document_id, user=user, expected_version=expected_version, bump=True,
+                        team_guard=False),
         extraction_for_edit_statement(document_id=document_id),
         desk_fields_statement(current_of=document_id), desk_violations_statement(current_of=document_id),
         blocks_seen_statement(document_id=document_id)]
@@ -301,6 +312,9 @@ def _held_for_edit(*, document_id: int, user, expected_version: int, block_ids: 
     if held != 1:
         raise _why_not(document_id=document_id, user=user, expected_version=expected_version)
     extraction = extraction_for_edit_of(extraction)
+    team = extraction.document.batch.team_id if extraction is not None else None
+    if team is not None and not _team_works(user, team):  # raised inside the edit's transaction: nothing stays
+        raise _why_not(document_id=document_id, user=user, expected_version=expected_version)
     if extraction is None or not extraction.answer:
         raise NotEditable("This document has no extracted answer to correct.")
     document = extraction.document

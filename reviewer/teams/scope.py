@@ -65,13 +65,19 @@ def team_of(obj: Model) -> int:
 
 
 def scoped_get(source: type[Model] | QuerySet, *, user, roles: tuple[str, ...] = (), **lookup) -> Model:
-    """The object `lookup` names, if it belongs to one of the user's teams (else 404). With `roles`, the user
-    must hold one of them in the object's own team (else 403: the user is in that team, so nothing is
-    revealed)."""
-    obj = scoped(source, user=user).filter(**lookup).first()
-    if obj is None:
+    """The object `lookup` names, if it belongs to one of the user's teams (else 404, as for none). With
+    `roles`, the user must hold one of them in the object's own team (else 403: the user is in that team, so
+    nothing is revealed). The object is read as it was before teams and its team compared after (`source`
+    selects what leads to it): one filter fewer to build on the desk's every request."""
+    queryset = source if isinstance(source, QuerySet) else source._default_manager.all()
+    try:
+        obj = queryset.get(**lookup)
+    except queryset.model.DoesNotExist:
+        obj = None
+    held = user_teams(user).get(team_of(obj)) if obj is not None else None
+    if held is None:
         raise Http404("No such page.")
-    if roles and not user_teams(user).get(team_of(obj), frozenset()) & set(roles):
+    if roles and not held & set(roles):
         raise PermissionDenied("Your role in this team does not allow this page.")
     return obj
 

@@ -12,26 +12,40 @@ from functools import cache
 from django.contrib.auth import get_user_model
 from django.contrib.auth.backends import ModelBackend
 from django.core.exceptions import ValidationError
+from django.db import connections
 
 from reviewer.models import Membership
 from reviewer.roles import ROLES
 
-ROLE_COLUMN, TEAM_COLUMN = "proofdesk_role", "proofdesk_team"
+MEMBERSHIPS_COLUMN = "proofdesk_memberships"
+# each membership as "team:role", joined by commas, in one row per user (a row per membership built a User each)
+_AGGREGATE = {"postgresql": "STRING_AGG({team}::text || ':' || {role}, ',')",
+              "sqlite": "GROUP_CONCAT({team} || ':' || {role}, ',')"}
 
 
 @cache
-def _user_with_roles_sql() -> str:
-    """One row per membership of the user (its role and team, or NULLs), at least one. The names are the
-    models' own; the roles and the user are parameters."""
+def _user_with_roles_sql(vendor: str) -> str:
+    """The user's row with its memberships (their team and role) in one text column, NULL for none. The names
+    are the models' own; the roles and the user are parameters."""
     user_model = get_user_model()
     user, member = user_model._meta, Membership._meta
     roles = ", ".join(["%s"] * len(ROLES))
-    return (f"SELECT u.*, m.{member.get_field('role').column} AS {ROLE_COLUMN}, "  # noqa: S608
-            f"m.{member.get_field('team').column} AS {TEAM_COLUMN} "
+    team, role = (f"m.{member.get_field(name).column}" for name in ("team", "role"))
+    return (f"SELECT u.*, {_AGGREGATE[vendor].format(team=team, role=role)} AS {MEMBERSHIPS_COLUMN} "  # noqa: S608
             f"FROM {user.db_table} u "
             f"LEFT JOIN {member.db_table} m ON m.{member.get_field('user').column} = u.{user.pk.column} "
-            f"AND m.{member.get_field('role').column} IN ({roles}) "
-            f"WHERE u.{user.pk.column} = %s")
+            f"AND {role} IN ({roles}) "
+            f"WHERE u.{user.pk.column} = %s GROUP BY u.{user.pk.column}")
+
+
+def memberships_of(text: str | None) -> dict[int, frozenset[str]]:
+    """{team id: roles} from the aggregated column."""
+    teams: dict[int, set[str]] = {}
+    for pair in (text or "").split(","):
+        if pair:
+            team, role = pair.split(":", 1)
+            teams.setdefault(int(team), set()).add(role)
+    return {team: frozenset(roles) for team, roles in teams.items()}
 
 
 class UserWithRolesBackend(ModelBackend):
@@ -41,14 +55,11 @@ class UserWithRolesBackend(ModelBackend):
             pk = user_model._meta.pk.to_python(user_id)
         except ValidationError:
             return None
-        rows = list(user_model._default_manager.raw(_user_with_roles_sql(), [*ROLES, pk]))
+        manager = user_model._default_manager
+        rows = list(manager.raw(_user_with_roles_sql(connections[manager.db].vendor), [*ROLES, pk]))
         if not rows or not self.user_can_authenticate(rows[0]):
             return None
         user = rows[0]
-        teams: dict[int, set[str]] = {}
-        for r in rows:
-            if getattr(r, ROLE_COLUMN):
-                teams.setdefault(getattr(r, TEAM_COLUMN), set()).add(getattr(r, ROLE_COLUMN))
         # reviewer.access.user_teams reads these instead of asking the database again
-        user._proofdesk_teams = {team: frozenset(roles) for team, roles in teams.items()}
+        user._proofdesk_teams = memberships_of(getattr(user, MEMBERSHIPS_COLUMN))
         return user

@@ -8,7 +8,7 @@ import pytest
 from django.test import Client
 from django.urls import reverse
 
-from extraction.models import Team
+from extraction.models import Block, Team
 from reviewer.api.services import token_create
 from tests.support.accounts import PASSWORD, give_roles
 from tests.support.api_matrix import ALLOWED as API_ALLOWED
@@ -173,3 +173,17 @@ def test_a_member_of_both_teams_sees_both(world, users, south):
     client.force_login(both)
     assert client.get(reverse("desk_document", args=[world["flagged"].id])).status_code == 200
     assert "acta-72.pdf" in client.get(reverse("queue")).content.decode()
+
+
+@pytest.mark.parametrize("name", ["desk_edit", "desk_take"])
+def test_a_real_edit_of_another_teams_document_is_a_404_and_changes_nothing(world, south, name):
+    flagged = world["flagged"]
+    flagged.refresh_from_db()
+    client = Client()
+    client.force_login(south[R])
+    word = Block.objects.filter(document=flagged, type="WORD").values_list("id", flat=True).first()
+    data = {"field": "acta_id", "value": "1", "version": flagged.version, "blocks": str(word)}
+    response = client.post(reverse(name, args=[flagged.id]), data, HTTP_HX_REQUEST="true")
+    after = type(flagged).objects.get(pk=flagged.pk)
+    assert response.status_code == 404
+    assert (after.version, after.claimed_by_id) == (flagged.version, flagged.claimed_by_id)
