@@ -167,7 +167,7 @@ def test_a_name_taken_between_the_check_and_the_insert_is_a_form_error_not_a_500
 def _slow_role_reads(execute, sql, params, many, context):
     """Widens the window between the last-admin check, which reads who has which role, and the writes."""
     result = execute(sql, params, many, context)
-    if sql.startswith("SELECT") and "auth_user_groups" in sql:
+    if sql.startswith("SELECT") and "reviewer_membership" in sql:
         time.sleep(0.05)
     return result
 
